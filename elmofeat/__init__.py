@@ -1,0 +1,12 @@
+"""elmofeat: contextual (ELMo-style) and classic word-vector text features for scikit-learn.
+
+Every vectorizer takes raw strings and returns dense document features, and works in
+:class:`~sklearn.pipeline.Pipeline`, :class:`~sklearn.model_selection.GridSearchCV`
+and with :mod:`joblib`.
+"""
+
+from ._version import __version__
+from .skipgram import SkipGramVectorizer
+from .svd import SVDVectorizer
+
+__all__ = ["SVDVectorizer", "SkipGramVectorizer", "__version__"]

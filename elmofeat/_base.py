@@ -1,0 +1,73 @@
+"""The base class of every elmofeat vectorizer: the scikit-learn plumbing in one place.
+
+It gives the vectorizers
+
+* scikit-learn's tags for estimators that take raw strings;
+* input validation and tokenization with scikit-learn's text conventions;
+* ``get_feature_names_out`` (and through it ``set_output(transform="pandas")``);
+* version stamps in their pickles, checked with a warning at load time.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils.validation import check_is_fitted
+
+from ._pooling import pooled_feature_names
+from ._text import TextTokenizer, validate_documents
+from ._versions import STAMP_KEY, check_version_stamps, version_stamps
+
+
+class BaseTextVectorizer(TransformerMixin, BaseEstimator):
+    """Base class for estimators that turn raw documents into dense features.
+
+    Subclasses set ``_feature_prefix`` and, once fitted, ``_n_token_features``
+    (the width of a token vector before pooling) and a ``pooling`` parameter.
+    """
+
+    _feature_prefix = "feature"
+    # Distributions whose versions are stamped into pickles; subclasses extend it.
+    _stamped_packages: tuple[str, ...] = ("elmofeat", "scikit-learn", "numpy", "scipy")
+
+    def _tokenize(self, X, *, name: str = "X") -> list[list[str]]:
+        documents = validate_documents(X, name=name)
+        tokenizer = TextTokenizer(self.lowercase, self.token_pattern, self.tokenizer)
+        return tokenizer(documents)
+
+    def get_feature_names_out(self, input_features=None):
+        """Names of the output features, e.g. ``svd_mean0`` ... ``svd_mean299``.
+
+        Parameters
+        ----------
+        input_features : None
+            Ignored; present for API consistency (text input has no feature names).
+
+        Returns
+        -------
+        feature_names_out : ndarray of str objects
+        """
+        check_is_fitted(self, "_n_token_features")
+        return pooled_feature_names(self._feature_prefix, self._n_token_features, self.pooling)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.two_d_array = False
+        tags.input_tags.string = True
+        tags.requires_fit = True
+        return tags
+
+    def __getstate__(self):
+        state = super().__getstate__()
+        state[STAMP_KEY] = version_stamps(self._stamped_packages)
+        return state
+
+    def __setstate__(self, state):
+        state = dict(state)
+        check_version_stamps(state.pop(STAMP_KEY, None), f"This {type(self).__name__}")
+        super().__setstate__(state)
+
+
+def as_float32(features: np.ndarray) -> np.ndarray:
+    """Features as a C-contiguous float32 array (what every vectorizer returns)."""
+    return np.ascontiguousarray(features, dtype=np.float32)

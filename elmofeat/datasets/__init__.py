@@ -1,0 +1,19 @@
+"""Dataset loaders: AG News and Reuters R8, from a data home, with verified downloads.
+
+The data home is the ``data_home`` argument, else the ``ELMOFEAT_DATA`` environment
+variable, else ``~/elmofeat_data``.
+"""
+
+from ._ag_news import clean_ag_news_text, load_ag_news
+from ._base import ChecksumError, RemoteFile, fetch_file, get_data_home
+from ._r8 import load_r8
+
+__all__ = [
+    "ChecksumError",
+    "RemoteFile",
+    "clean_ag_news_text",
+    "fetch_file",
+    "get_data_home",
+    "load_ag_news",
+    "load_r8",
+]

@@ -1,0 +1,128 @@
+"""Where datasets live (the data home) and how missing files are fetched safely."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+import time
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+DATA_HOME_ENV = "ELMOFEAT_DATA"
+
+
+def get_data_home(data_home: str | os.PathLike | None = None) -> Path:
+    """The folder that holds elmofeat's datasets.
+
+    In order: the ``data_home`` argument, else the ``ELMOFEAT_DATA`` environment
+    variable, else ``~/elmofeat_data``. ``~`` is expanded; the folder is not created.
+
+    Parameters
+    ----------
+    data_home : str or path-like, default=None
+
+    Returns
+    -------
+    path : pathlib.Path
+
+    Examples
+    --------
+    >>> get_data_home("/tmp/somewhere")
+    PosixPath('/tmp/somewhere')
+    """
+    if data_home is None:
+        data_home = os.environ.get(DATA_HOME_ENV) or os.path.join("~", "elmofeat_data")
+    return Path(data_home).expanduser()
+
+
+@dataclass(frozen=True)
+class RemoteFile:
+    """A file that can be downloaded: its name, address and checksum (``"algo:hex"``)."""
+
+    filename: str
+    url: str
+    checksum: str
+
+
+class ChecksumError(OSError):
+    """A downloaded file does not have the expected checksum (it is not kept)."""
+
+
+def _hasher(checksum: str):
+    algorithm, _, expected = checksum.partition(":")
+    if algorithm not in ("sha256", "md5") or not expected:
+        raise ValueError(f"checksum must be 'sha256:<hex>' or 'md5:<hex>', got {checksum!r}")
+    return hashlib.new(algorithm), expected.lower()
+
+
+def fetch_file(
+    remote: RemoteFile,
+    folder: str | os.PathLike,
+    *,
+    n_retries: int = 3,
+    delay: float = 1.0,
+    timeout: float = 60.0,
+) -> Path:
+    """Download ``remote`` into ``folder``, verify its checksum, and move it in place.
+
+    The bytes go to a temporary file in ``folder`` while they are hashed; only a
+    complete file with the right checksum is renamed to its final name (an atomic
+    ``os.replace``), so an interrupted or corrupted download never leaves a partial
+    or wrong file behind, and an existing good file is never clobbered by a bad one.
+    Network errors are retried ``n_retries`` times.
+
+    Returns
+    -------
+    path : pathlib.Path
+        The verified file.
+
+    Raises
+    ------
+    ChecksumError
+        The downloaded bytes do not match ``remote.checksum``.
+    OSError
+        The download failed ``n_retries + 1`` times (the last error is chained).
+    """
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / remote.filename
+    for attempt in range(n_retries + 1):
+        hasher, expected = _hasher(remote.checksum)
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{remote.filename}.", suffix=".part", dir=folder)
+        try:
+            with os.fdopen(fd, "wb") as out, urllib.request.urlopen(
+                remote.url, timeout=timeout
+            ) as response:
+                while chunk := response.read(1 << 20):
+                    hasher.update(chunk)
+                    out.write(chunk)
+            if hasher.hexdigest() != expected:
+                raise ChecksumError(
+                    f"{remote.url} downloaded with checksum {hasher.hexdigest()}, expected "
+                    f"{expected}; the file was discarded"
+                )
+            os.replace(tmp_name, target)
+            return target
+        except ChecksumError:
+            raise
+        except OSError as exc:  # URLError and socket timeouts are OSErrors
+            if attempt == n_retries:
+                raise OSError(
+                    f"could not download {remote.url} after {n_retries + 1} attempts: {exc}"
+                ) from exc
+            time.sleep(delay)
+        finally:
+            if os.path.exists(tmp_name):
+                os.remove(tmp_name)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def missing_data_error(dataset: str, looked_at: list[Path], how_to_get: str) -> FileNotFoundError:
+    """A ``FileNotFoundError`` that lists every path tried and how to get the data."""
+    paths = "\n".join(f"  - {p}" for p in looked_at)
+    return FileNotFoundError(
+        f"{dataset} not found. Looked at:\n{paths}\n{how_to_get}\n"
+        f"The data home is the data_home argument, else ${DATA_HOME_ENV}, else ~/elmofeat_data."
+    )

@@ -1,0 +1,191 @@
+"""SkipGramVectorizer: skip-gram with negative sampling word vectors (gensim), pooled."""
+
+from __future__ import annotations
+
+import logging
+from numbers import Integral, Real
+
+from sklearn.utils import check_random_state, check_scalar
+
+from ._text import DEFAULT_TOKEN_PATTERN
+from ._word_vectors import WordVectorVectorizer
+
+# gensim silently truncates sentences longer than this many tokens; longer
+# documents are cut into pieces of this size so that no text is lost.
+_GENSIM_MAX_SENTENCE = 10_000
+
+
+class SkipGramVectorizer(WordVectorVectorizer):
+    """Document features from skip-gram word vectors (SGNS, trained by gensim), pooled.
+
+    ``fit`` trains :class:`gensim.models.Word2Vec` with ``sg=1`` (skip-gram with
+    negative sampling) on the tokenized training documents and keeps only the trained
+    :class:`~gensim.models.KeyedVectors`; ``transform`` pools the vectors of each
+    document's words.
+
+    Parameters
+    ----------
+    vector_size : int, default=300
+        Width of the word vectors.
+    window : int, default=5
+        Largest distance between a word and a context word (word2vec's dynamic
+        window samples the actual distance uniformly up to this).
+    negative : int, default=5
+        Negative samples per positive pair.
+    min_count : int, default=5
+        Words seen fewer times in the training documents are dropped.
+    max_features : int, default=None
+        Keep only the most frequent words (gensim's ``max_final_vocab``).
+    epochs : int, default=5
+        Passes over the training documents.
+    sample : float, default=1e-3
+        Down-sampling threshold of frequent words.
+    alpha : float, default=0.025
+        Initial learning rate (decays linearly to ``min_alpha``).
+    min_alpha : float, default=1e-4
+    workers : int, default=1
+        Training threads. See *Reproducibility* below.
+    pooling : {"mean", "max", "meanmax"}, default="mean"
+    lowercase : bool, default=True
+    token_pattern : str, default=r"(?u)\\b\\w\\w+\\b"
+    tokenizer : callable, default=None
+        As in :class:`~sklearn.feature_extraction.text.TfidfVectorizer`.
+    random_state : int, RandomState instance or None, default=None
+        Seeds gensim's initialisation, negative sampling and down-sampling.
+
+    Attributes
+    ----------
+    keyed_vectors_ : gensim.models.KeyedVectors
+        The trained word vectors (input embeddings) and each word's count
+        (``get_vecattr(w, "count")``); the training state (output weights, learning
+        rate schedule) is discarded, so pickles hold only vocabulary x vector_size
+        floats.
+
+    Notes
+    -----
+    **Reproducibility.** With ``workers=1`` (the default), the same ``random_state``
+    and the same documents give bit-identical vectors, in any process. With
+    ``workers > 1`` gensim's threads update shared weights in an order set by the
+    operating system's scheduling, so two fits differ slightly even with the same
+    ``random_state`` (their quality is the same); use several workers for speed when
+    exact repeatability does not matter. ``random_state=None`` draws a new seed from
+    NumPy's global random state at each fit.
+
+    Out-of-vocabulary words are ignored by ``transform``; a document without any
+    vocabulary word gets a zero vector.
+
+    See Also
+    --------
+    SVDVectorizer : Word vectors from a factorised co-occurrence matrix.
+
+    Examples
+    --------
+    >>> from elmofeat import SkipGramVectorizer
+    >>> docs = ["the cat sat on the mat", "the dog sat on the log"] * 20
+    >>> vec = SkipGramVectorizer(vector_size=8, min_count=1, random_state=0).fit(docs)
+    >>> vec.transform(["the cat and the dog"]).shape
+    (1, 8)
+    >>> len(vec.keyed_vectors_)
+    7
+    """
+
+    _feature_prefix = "skipgram"
+    _stamped_packages = WordVectorVectorizer._stamped_packages + ("gensim",)
+
+    def __init__(
+        self,
+        vector_size=300,
+        *,
+        window=5,
+        negative=5,
+        min_count=5,
+        max_features=None,
+        epochs=5,
+        sample=1e-3,
+        alpha=0.025,
+        min_alpha=1e-4,
+        workers=1,
+        pooling="mean",
+        lowercase=True,
+        token_pattern=DEFAULT_TOKEN_PATTERN,
+        tokenizer=None,
+        random_state=None,
+    ):
+        self.vector_size = vector_size
+        self.window = window
+        self.negative = negative
+        self.min_count = min_count
+        self.max_features = max_features
+        self.epochs = epochs
+        self.sample = sample
+        self.alpha = alpha
+        self.min_alpha = min_alpha
+        self.workers = workers
+        self.pooling = pooling
+        self.lowercase = lowercase
+        self.token_pattern = token_pattern
+        self.tokenizer = tokenizer
+        self.random_state = random_state
+
+    def _check_params(self):
+        check_scalar(self.vector_size, "vector_size", Integral, min_val=1)
+        check_scalar(self.window, "window", Integral, min_val=1)
+        check_scalar(self.negative, "negative", Integral, min_val=1)
+        check_scalar(self.min_count, "min_count", Integral, min_val=1)
+        if self.max_features is not None:
+            check_scalar(self.max_features, "max_features", Integral, min_val=1)
+        check_scalar(self.epochs, "epochs", Integral, min_val=1)
+        check_scalar(self.sample, "sample", Real, min_val=0)
+        check_scalar(self.alpha, "alpha", Real, min_val=0, include_boundaries="neither")
+        check_scalar(self.min_alpha, "min_alpha", Real, min_val=0)
+        check_scalar(self.workers, "workers", Integral, min_val=1)
+
+    def gensim_params(self, seed: int) -> dict:
+        """Keyword arguments of the :class:`gensim.models.Word2Vec` that ``fit`` trains."""
+        return dict(
+            sg=1,
+            hs=0,
+            vector_size=self.vector_size,
+            window=self.window,
+            negative=self.negative,
+            min_count=self.min_count,
+            max_final_vocab=self.max_features,
+            epochs=self.epochs,
+            sample=self.sample,
+            alpha=self.alpha,
+            min_alpha=self.min_alpha,
+            workers=self.workers,
+            seed=seed,
+        )
+
+    def _fit_keyed_vectors(self, token_lists):
+        from gensim.models import Word2Vec  # heavy import, only needed to train
+
+        self._check_params()
+        seed = int(check_random_state(self.random_state).randint(2**31 - 1))
+        sentences = [
+            tokens[i : i + _GENSIM_MAX_SENTENCE]
+            for tokens in token_lists
+            for i in range(0, max(len(tokens), 1), _GENSIM_MAX_SENTENCE)
+            if tokens
+        ]
+        if not any(len(s) >= 1 for s in sentences):
+            raise ValueError("the training documents contain no token")
+        # gensim logs every progress step at INFO; keep it quiet unless asked.
+        logger = logging.getLogger("gensim")
+        level = logger.level
+        logger.setLevel(max(level, logging.WARNING))
+        try:
+            model = Word2Vec(**self.gensim_params(seed))
+            model.build_vocab(sentences)
+            if len(model.wv) == 0:
+                raise ValueError(
+                    f"the vocabulary is empty: no word is seen min_count={self.min_count} "
+                    "times; lower min_count or fit on more text"
+                )
+            model.train(sentences, total_examples=model.corpus_count, epochs=model.epochs)
+        finally:
+            logger.setLevel(level)
+        kv = model.wv
+        kv.vectors_lockf = None  # training state; not needed for lookups
+        return kv

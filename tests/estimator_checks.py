@@ -1,0 +1,246 @@
+"""A text-aware estimator check suite for elmofeat's vectorizers.
+
+scikit-learn's ``check_estimator`` skips estimators that take raw strings, so this
+module checks the same contract with text input. :func:`text_estimator_checks`
+yields every check for one estimator; ``tests/test_estimator_checks.py`` runs them
+over every vectorizer (add new vectorizers there).
+"""
+
+from __future__ import annotations
+
+import json
+import pickle
+import subprocess
+import sys
+import textwrap
+import warnings
+
+import joblib
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.base import clone
+from sklearn.exceptions import NotFittedError
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import GridSearchCV
+from sklearn.pipeline import Pipeline
+
+from elmofeat.exceptions import ElmofeatVersionWarning
+
+
+def make_topic_corpus(n_documents=120, n_topics=4, seed=0):
+    """Synthetic labelled corpus: each topic has its own words plus shared filler words."""
+    rng = np.random.RandomState(seed)
+    shared = [f"common{i}" for i in range(15)]
+    topic_words = [[f"topic{t}word{i}" for i in range(12)] for t in range(n_topics)]
+    docs, labels = [], []
+    for d in range(n_documents):
+        topic = d % n_topics
+        n = rng.randint(6, 18)
+        words = [
+            topic_words[topic][rng.randint(12)] if rng.rand() < 0.6 else shared[rng.randint(15)]
+            for _ in range(n)
+        ]
+        docs.append(" ".join(words).capitalize() + ".")
+        labels.append(topic)
+    return docs, np.asarray(labels)
+
+
+# --------------------------------------------------------------------------- checks
+
+
+def check_init_only_stores_params(estimator, X, y):
+    params = estimator.get_params(deep=False)
+    fresh = type(estimator)(**params)
+    assert set(vars(fresh)) == set(params), "__init__ must store its parameters and nothing else"
+    for name, value in params.items():
+        assert getattr(fresh, name) is value, f"__init__ changed parameter {name}"
+    # Validation happens in fit, not in __init__.
+    broken = type(estimator)(**{**params, "pooling": "not-a-pooling"})
+    with pytest.raises(ValueError, match="pooling"):
+        broken.fit(X)
+
+
+def check_clone_and_params_round_trip(estimator, X, y):
+    cloned = clone(estimator)
+    assert cloned is not estimator
+    assert cloned.get_params() == estimator.get_params()
+    original = estimator.pooling
+    other = "max" if original != "max" else "mean"
+    assert cloned.set_params(pooling=other) is cloned
+    assert cloned.get_params()["pooling"] == other
+    assert estimator.pooling == original, "set_params on a clone changed the original"
+    # Cloning a fitted estimator gives an unfitted one.
+    fitted = clone(estimator).fit(X)
+    with pytest.raises(NotFittedError):
+        clone(fitted).transform(X)
+
+
+def check_fit_returns_self(estimator, X, y):
+    est = clone(estimator)
+    assert est.fit(X) is est
+    assert est.fit(X, y) is est
+
+
+def check_not_fitted(estimator, X, y):
+    est = clone(estimator)
+    with pytest.raises(NotFittedError):
+        est.transform(X)
+    with pytest.raises(NotFittedError):
+        est.get_feature_names_out()
+
+
+def check_output_shape_dtype_and_names(estimator, X, y):
+    est = clone(estimator).fit(X)
+    out = est.transform(X)
+    names = est.get_feature_names_out()
+    assert isinstance(out, np.ndarray) and out.dtype == np.float32
+    assert out.shape == (len(X), len(names))
+    assert len(set(names)) == len(names)
+    assert all(isinstance(n, str) for n in names)
+    assert np.isfinite(out).all()
+    assert np.abs(out).sum() > 0
+
+
+def check_fit_transform_matches_fit_then_transform(estimator, X, y):
+    a = clone(estimator).fit_transform(X)
+    b = clone(estimator).fit(X).transform(X)
+    np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
+
+
+def check_same_random_state_same_output(estimator, X, y):
+    a = clone(estimator).fit(X).transform(X)
+    b = clone(estimator).fit(X).transform(X)
+    np.testing.assert_array_equal(a, b)
+
+
+def check_transform_independent_of_batch(estimator, X, y):
+    est = clone(estimator).fit(X)
+    together = est.transform(X[:10])
+    alone = np.vstack([est.transform([doc]) for doc in X[:10]])
+    np.testing.assert_allclose(together, alone, rtol=1e-5, atol=1e-6)
+    reordered = est.transform(X[:10][::-1])[::-1]
+    np.testing.assert_allclose(together, reordered, rtol=1e-5, atol=1e-6)
+
+
+def check_empty_document_gives_zeros(estimator, X, y):
+    est = clone(estimator).fit(X)
+    out = est.transform(["", "   ", "qqqunseen zzzunknown", X[0]])
+    assert np.isfinite(out).all()
+    np.testing.assert_array_equal(out[:3], 0)
+    assert np.abs(out[3]).sum() > 0
+    assert est.transform([]).shape == (0, len(est.get_feature_names_out()))
+
+
+def check_bad_input(estimator, X, y):
+    est = clone(estimator)
+    fitted = clone(estimator).fit(X)
+    cases = [
+        ("a single document", TypeError, "single str"),
+        (None, TypeError, "None"),
+        (b"bytes", TypeError, "bytes"),
+        (["ok", None, "ok"], TypeError, r"X\[1\] is None"),
+        (["ok", "ok", float("nan")], ValueError, r"X\[2\].*missing"),
+        ([b"raw bytes"], TypeError, r"X\[0\] is bytes"),
+        (["ok", 3], TypeError, r"X\[1\].*int"),
+        (pd.DataFrame({"text": ["a b"]}), TypeError, "DataFrame"),
+        (np.array([["a", "b"]]), TypeError, "1-D"),
+        (42, TypeError, "iterable"),
+    ]
+    for bad, error, match in cases:
+        with pytest.raises(error, match=match):
+            est.fit(bad)
+        with pytest.raises(error, match=match):
+            fitted.transform(bad)
+    with pytest.raises(ValueError, match="empty"):
+        clone(estimator).fit([])
+
+
+def check_accepts_iterables(estimator, X, y):
+    est = clone(estimator).fit(X)
+    expected = est.transform(X[:5])
+    for variant in (tuple(X[:5]), np.asarray(X[:5], dtype=object), pd.Series(X[:5]), iter(X[:5])):
+        np.testing.assert_array_equal(est.transform(variant), expected)
+
+
+def check_pickle_in_fresh_process(estimator, X, y, tmp_path):
+    est = clone(estimator).fit(X)
+    expected = est.transform(X)
+    model_path, docs_path, out_path = (tmp_path / n for n in ("m.joblib", "d.json", "o.npy"))
+    joblib.dump(est, model_path)
+    docs_path.write_text(json.dumps(X))
+    code = textwrap.dedent(
+        f"""
+        import json, warnings, joblib, numpy as np
+        warnings.simplefilter("error")
+        est = joblib.load({str(model_path)!r})
+        np.save({str(out_path)!r}, est.transform(json.load(open({str(docs_path)!r}))))
+        """
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, timeout=300)
+    np.testing.assert_array_equal(np.load(out_path), expected)
+
+
+def check_version_stamps_warn_on_mismatch(estimator, X, y):
+    est = clone(estimator).fit(X)
+    state = est.__getstate__()
+    assert state["_elmofeat_version_stamps"]["elmofeat"]
+    blob = pickle.dumps(est)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        pickle.loads(blob)  # same versions: silent
+    state["_elmofeat_version_stamps"] = {**state["_elmofeat_version_stamps"], "elmofeat": "0.0.0"}
+    other = type(estimator).__new__(type(estimator))
+    with pytest.warns(ElmofeatVersionWarning, match="elmofeat 0.0.0"):
+        other.__setstate__(state)
+    np.testing.assert_array_equal(other.transform(X[:3]), est.transform(X[:3]))
+
+
+def check_set_output_pandas(estimator, X, y):
+    est = clone(estimator).set_output(transform="pandas")
+    frame = est.fit_transform(X)
+    assert isinstance(frame, pd.DataFrame)
+    assert list(frame.columns) == list(est.get_feature_names_out())
+    assert isinstance(est.transform(X[:3]), pd.DataFrame)
+    pipe = Pipeline([("vec", clone(estimator)), ("clf", LogisticRegression(max_iter=200))])
+    pipe.set_output(transform="pandas")
+    pipe.fit(X, y)
+    assert isinstance(pipe[:-1].transform(X[:3]), pd.DataFrame)
+    assert pipe.predict(X[:3]).shape == (3,)
+
+
+def check_pipeline_and_grid_search(estimator, X, y):
+    for n_jobs in (1, 2):
+        pipe = Pipeline([("vec", clone(estimator)), ("clf", LogisticRegression(max_iter=500))])
+        search = GridSearchCV(pipe, {"vec__pooling": ["mean", "meanmax"]}, cv=2, n_jobs=n_jobs)
+        search.fit(X, y)
+        assert search.best_params_["vec__pooling"] in ("mean", "meanmax")
+        # The synthetic topics are easy: features that carry them score well above chance.
+        assert search.best_score_ > 0.5
+        assert search.predict(X[:4]).shape == (4,)
+
+
+def check_tags(estimator, X, y):
+    tags = estimator.__sklearn_tags__()
+    assert tags.input_tags.string and not tags.input_tags.two_d_array
+    assert tags.requires_fit
+
+
+CHECKS = [
+    check_init_only_stores_params,
+    check_clone_and_params_round_trip,
+    check_fit_returns_self,
+    check_not_fitted,
+    check_output_shape_dtype_and_names,
+    check_fit_transform_matches_fit_then_transform,
+    check_same_random_state_same_output,
+    check_transform_independent_of_batch,
+    check_empty_document_gives_zeros,
+    check_bad_input,
+    check_accepts_iterables,
+    check_pickle_in_fresh_process,
+    check_version_stamps_warn_on_mismatch,
+    check_set_output_pandas,
+    check_pipeline_and_grid_search,
+    check_tags,
+]

@@ -1,0 +1,37 @@
+"""Run the text-aware estimator check suite over every vectorizer."""
+
+import inspect
+
+import pytest
+
+from elmofeat import SkipGramVectorizer, SVDVectorizer
+
+from .estimator_checks import CHECKS, make_topic_corpus
+
+# Small models: the suite checks the contract, not quality.
+ESTIMATORS = [
+    SVDVectorizer(n_components=8, min_count=1, random_state=0),
+    SVDVectorizer(n_components=6, min_count=2, weighting="count", pooling="meanmax", random_state=1),
+    SkipGramVectorizer(vector_size=8, min_count=1, epochs=3, random_state=0),
+    SkipGramVectorizer(vector_size=6, min_count=1, epochs=2, pooling="max", random_state=3),
+]
+
+
+def _id(estimator):
+    changed = {k: v for k, v in estimator.get_params().items() if k in ("pooling", "weighting")}
+    return f"{type(estimator).__name__}({', '.join(f'{k}={v}' for k, v in changed.items())})"
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    return make_topic_corpus()
+
+
+@pytest.mark.parametrize("estimator", ESTIMATORS, ids=_id)
+@pytest.mark.parametrize("check", CHECKS, ids=lambda c: c.__name__)
+def test_estimator_contract(estimator, check, corpus, tmp_path):
+    X, y = corpus
+    if "tmp_path" in inspect.signature(check).parameters:
+        check(estimator, X, y, tmp_path=tmp_path)
+    else:
+        check(estimator, X, y)
