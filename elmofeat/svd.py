@@ -243,15 +243,15 @@ class SVDVectorizer(WordVectorVectorizer):
         counts = cooccurrence_matrix(
             vocab.encode(token_lists), len(vocab), self.window, self.distance_weighting
         )
-        if self.weighting == "ppmi":
-            matrix = ppmi_matrix(counts, self.context_smoothing)
-        else:
-            matrix = counts.astype(np.float32)
-        if matrix.nnz == 0:
+        if counts.nnz == 0:
             raise ValueError(
                 "no two vocabulary words co-occur within the window: fit on more text or "
                 "lower min_count"
             )
+        if self.weighting == "ppmi":
+            matrix = ppmi_matrix(counts, self.context_smoothing)
+        else:
+            matrix = counts.astype(np.float32)
         U, S, _ = randomized_svd(
             matrix, self.n_components, n_iter=self.n_iter, random_state=random_state
         )

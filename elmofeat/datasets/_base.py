@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import http.client
 import os
 import tempfile
 import time
@@ -107,7 +108,7 @@ def fetch_file(
             return target
         except ChecksumError:
             raise
-        except OSError as exc:  # URLError and socket timeouts are OSErrors
+        except (OSError, http.client.HTTPException) as exc:  # URLError, timeouts, cut-offs
             if attempt == n_retries:
                 raise OSError(
                     f"could not download {remote.url} after {n_retries + 1} attempts: {exc}"

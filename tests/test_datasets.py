@@ -1,0 +1,215 @@
+import hashlib
+import http.server
+import os
+import re
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from elmofeat.datasets import (
+    ChecksumError,
+    RemoteFile,
+    clean_ag_news_text,
+    fetch_file,
+    get_data_home,
+    load_ag_news,
+    load_r8,
+)
+from elmofeat.datasets import _ag_news, _r8
+
+# --------------------------------------------------------------------- real data
+
+
+def test_ag_news_test_partition_from_the_data_home(data_home):
+    with pytest.warns(UserWarning, match="train partition is missing"):
+        news = load_ag_news(data_home)
+    assert len(news.data) == 7600
+    assert np.bincount(news.target).tolist() == [1900] * 4
+    assert news.target_names == ["World", "Sports", "Business", "Sci/Tech"]
+    assert set(news.partition) == {"test"}
+    assert all(isinstance(d, str) and d for d in news.data)
+    joined = "\n".join(news.data)
+    assert not re.search(r" #\d+;| quot;| amp;|\\", joined)
+    assert "$10 million Ansari X Prize" in news.data[1]
+    # title + " " + description
+    assert news.data[0].startswith("Fears for T N pension after talks Unions representing")
+
+
+def test_ag_news_subsets(data_home):
+    test = load_ag_news(data_home, subset="test")
+    assert len(test.data) == 7600
+    with pytest.raises(FileNotFoundError) as info:
+        load_ag_news(data_home, subset="train")
+    message = str(info.value)
+    assert str(Path(data_home) / "ag_news" / "train.csv") in message
+    assert str(Path(data_home) / "ag_news_csv" / "train.csv") in message
+    assert "download_if_missing=True" in message
+    with pytest.raises(ValueError, match="subset"):
+        load_ag_news(data_home, subset="validation")
+
+
+def test_r8_standard_split(data_home):
+    train, test = load_r8(data_home), load_r8(data_home, subset="test")
+    assert (len(train.data), len(test.data)) == (5485, 2189)
+    assert train.target_names == test.target_names
+    assert train.target_names == sorted(train.target_names) and len(train.target_names) == 8
+    assert train.target_names[np.bincount(train.target).argmax()] == "earn"
+    both = load_r8(data_home, subset="all")
+    assert len(both.data) == 7674 and both.data[:5] == train.data[:5]
+
+
+def test_data_home_precedence(monkeypatch, tmp_path):
+    monkeypatch.setenv("ELMOFEAT_DATA", str(tmp_path / "env"))
+    assert get_data_home() == tmp_path / "env"
+    assert get_data_home(tmp_path / "arg") == tmp_path / "arg"
+    monkeypatch.delenv("ELMOFEAT_DATA")
+    assert get_data_home() == Path("~/elmofeat_data").expanduser()
+
+
+def test_missing_data_error_names_every_path(tmp_path):
+    with pytest.raises(FileNotFoundError) as info:
+        load_ag_news(tmp_path)
+    for part in ("train", "test"):
+        for folder in ("ag_news", "ag_news_csv"):
+            assert str(tmp_path / folder / f"{part}.csv") in str(info.value)
+    with pytest.raises(FileNotFoundError, match="r8-test-all-terms.txt"):
+        load_r8(tmp_path, subset="test")
+
+
+def test_clean_ag_news_text():
+    raw = 'A\\second  #36;5 deal,  quot;big quot; for AT amp;T \\\\ said \\$3 &lt;IBM.N&gt;'
+    assert clean_ag_news_text(raw) == 'A second $5 deal, "big" for AT&T said $3 <IBM.N>'
+    assert clean_ag_news_text("it #39;s  #151; fine") == "it's — fine"
+
+
+def test_ag_news_reads_classes_file_and_rejects_bad_labels(tmp_path):
+    folder = tmp_path / "ag_news_csv"
+    folder.mkdir()
+    (folder / "test.csv").write_text('"2","T1","D1"\n"4","T2","D \\\\ 2"\n')
+    (folder / "classes.txt").write_text("W\nS\nB\nT\n")
+    with pytest.warns(UserWarning):
+        bunch = load_ag_news(tmp_path)
+    assert bunch.data == ["T1 D1", "T2 D 2"] and bunch.target.tolist() == [1, 3]
+    assert bunch.target_names == ["W", "S", "B", "T"]
+    (folder / "test.csv").write_text('"9","T1","D1"\n')
+    with pytest.raises(ValueError, match="expected 1..4"):
+        load_ag_news(tmp_path, subset="test")
+
+
+# ---------------------------------------------------- downloads against 127.0.0.1
+
+
+class _Handler(http.server.BaseHTTPRequestHandler):
+    files: dict = {}
+    hits: dict = {}
+
+    def do_GET(self):
+        self.hits[self.path] = self.hits.get(self.path, 0) + 1
+        body = self.files.get(self.path)
+        if body is None:
+            self.send_error(404)
+            return
+        if self.path.endswith("truncated"):
+            # Promise more bytes than are sent, then hang up mid-download.
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body) * 2))
+            self.end_headers()
+            self.wfile.write(body)
+            self.wfile.flush()
+            self.connection.close()
+            return
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def server():
+    _Handler.files, _Handler.hits = {}, {}
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}", _Handler
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def _sha256(data: bytes) -> str:
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def test_fetch_file_verifies_and_writes_atomically(server, tmp_path):
+    url, handler = server
+    handler.files["/f.txt"] = b"hello\n" * 1000
+    remote = RemoteFile("f.txt", url + "/f.txt", _sha256(handler.files["/f.txt"]))
+    path = fetch_file(remote, tmp_path / "sub")
+    assert path.read_bytes() == handler.files["/f.txt"]
+    assert os.listdir(tmp_path / "sub") == ["f.txt"]
+    md5 = RemoteFile("g.txt", url + "/f.txt", "md5:" + hashlib.md5(b"hello\n" * 1000).hexdigest())
+    assert fetch_file(md5, tmp_path).read_bytes() == handler.files["/f.txt"]
+
+
+def test_checksum_mismatch_keeps_no_file_and_previous_file_intact(server, tmp_path):
+    url, handler = server
+    handler.files["/f.txt"] = b"tampered"
+    (tmp_path / "f.txt").write_bytes(b"good old copy")
+    remote = RemoteFile("f.txt", url + "/f.txt", _sha256(b"expected"))
+    with pytest.raises(ChecksumError, match="expected"):
+        fetch_file(remote, tmp_path)
+    assert os.listdir(tmp_path) == ["f.txt"]
+    assert (tmp_path / "f.txt").read_bytes() == b"good old copy"
+
+
+def test_interrupted_download_leaves_no_partial_file(server, tmp_path):
+    url, handler = server
+    handler.files["/truncated"] = b"x" * 5000
+    remote = RemoteFile("t.bin", url + "/truncated", _sha256(b"x" * 10000))
+    with pytest.raises(OSError):
+        fetch_file(remote, tmp_path, n_retries=1, delay=0)
+    assert os.listdir(tmp_path) == []
+    assert handler.hits["/truncated"] == 2  # retried once
+
+
+def test_http_error_is_retried_then_reported(server, tmp_path):
+    url, handler = server
+    remote = RemoteFile("nope", url + "/nope", _sha256(b""))
+    with pytest.raises(OSError, match="after 3 attempts"):
+        fetch_file(remote, tmp_path, n_retries=2, delay=0)
+    assert handler.hits["/nope"] == 3 and os.listdir(tmp_path) == []
+
+
+def test_bad_checksum_spec_is_rejected(tmp_path):
+    with pytest.raises(ValueError, match="checksum must be"):
+        fetch_file(RemoteFile("a", "http://127.0.0.1:9/a", "crc32:00"), tmp_path)
+
+
+def test_loaders_download_missing_files(server, tmp_path, monkeypatch):
+    url, handler = server
+    ag_test = b'"3","Stocks  #36;5 up","Markets quot;rally quot;"\n"1","War","Peace\\\\talks"\n'
+    r8_train = b"earn\tprofit up\nacq\tcompany buys firm\n"
+    r8_test = b"earn\tloss\n"
+    handler.files.update({"/ag/test.csv": ag_test, "/r8/train": r8_train, "/r8/test": r8_test})
+    monkeypatch.setitem(
+        _ag_news.REMOTE_FILES, "test", RemoteFile("test.csv", url + "/ag/test.csv", _sha256(ag_test))
+    )
+    monkeypatch.setitem(
+        _r8.REMOTE_FILES, "train", RemoteFile("r8-train-all-terms.txt", url + "/r8/train", _sha256(r8_train))
+    )
+    monkeypatch.setitem(
+        _r8.REMOTE_FILES, "test", RemoteFile("r8-test-all-terms.txt", url + "/r8/test", _sha256(r8_test))
+    )
+    news = load_ag_news(tmp_path, subset="test", download_if_missing=True)
+    assert news.data == ['Stocks $5 up Markets "rally"', "War Peace talks"]
+    assert news.target.tolist() == [2, 0]
+    assert (tmp_path / "ag_news" / "test.csv").read_bytes() == ag_test
+    r8 = load_r8(tmp_path, subset="all", download_if_missing=True)
+    assert r8.target_names == ["acq", "earn"] and r8.target.tolist() == [1, 0, 1]
+    # Second call reads the local copies and does not download again.
+    load_r8(tmp_path, subset="all", download_if_missing=True)
+    assert handler.hits["/r8/train"] == 1
