@@ -191,7 +191,7 @@ def test_bad_checksum_spec_is_rejected(tmp_path):
 
 def test_loaders_download_missing_files(server, tmp_path, monkeypatch):
     url, handler = server
-    ag_test = b'"3","Stocks  #36;5 up","Markets quot;rally quot;"\n"1","War","Peace\\\\talks"\n'
+    ag_test = b'"3","Stocks  #36;5 up","Markets  quot;rally quot;"\n"1","War","Peace\\\\talks"\n'
     r8_train = b"earn\tprofit up\nacq\tcompany buys firm\n"
     r8_test = b"earn\tloss\n"
     handler.files.update({"/ag/test.csv": ag_test, "/r8/train": r8_train, "/r8/test": r8_test})

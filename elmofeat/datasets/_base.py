@@ -96,9 +96,16 @@ def fetch_file(
             with os.fdopen(fd, "wb") as out, urllib.request.urlopen(
                 remote.url, timeout=timeout
             ) as response:
+                expected_size = response.headers.get("Content-Length")
+                size = 0
                 while chunk := response.read(1 << 20):
                     hasher.update(chunk)
                     out.write(chunk)
+                    size += len(chunk)
+            if expected_size is not None and size != int(expected_size):
+                raise ConnectionError(
+                    f"connection closed after {size} of {expected_size} bytes"
+                )
             if hasher.hexdigest() != expected:
                 raise ChecksumError(
                     f"{remote.url} downloaded with checksum {hasher.hexdigest()}, expected "
