@@ -1,0 +1,71 @@
+"""Project-level promises: the README's commands, the CLI and the torch pin."""
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import elmofeat
+from elmofeat.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _readme_commands():
+    text = (ROOT / "README.md").read_text()
+    block = re.search(r"```(?:bash|sh)?\n(.*?)```", text, re.S).group(1)
+    return [line for line in block.splitlines() if line.strip() and not line.startswith("#")]
+
+
+def test_readme_opens_with_two_commands_and_ci_runs_the_test_one():
+    commands = _readme_commands()
+    assert len(commands) == 2
+    assert "pytest" in commands[1] and "pytest" not in commands[0]
+    ci_lines = (ROOT / ".ci" / "run").read_text().strip().splitlines()
+    assert ci_lines[-1] == commands[1]
+    for command in commands:
+        assert "-c constraints.txt" in command
+
+
+def test_torch_is_pinned_in_one_constraints_file():
+    pins = [
+        line for line in (ROOT / "constraints.txt").read_text().splitlines()
+        if line.startswith("torch")
+    ]
+    assert pins == ["torch==2.13.0"]
+    assert "torch==" not in (ROOT / "pyproject.toml").read_text()
+
+
+def test_public_api():
+    from elmofeat import SkipGramVectorizer, SVDVectorizer  # noqa: F401
+
+    assert re.fullmatch(r"\d+\.\d+\.\d+.*", elmofeat.__version__)
+
+
+def test_cli_demo_runs_end_to_end(data_home, capsys):
+    assert main(["demo", "--data-home", str(data_home)]) == 0
+    out = capsys.readouterr().out
+    rows = {line.split()[0]: line.split() for line in out.splitlines() if "Vectorizer" in line}
+    assert set(rows) == {"SVDVectorizer", "SkipGramVectorizer"}
+    assert all(0.7 < float(row[1]) <= 1 for row in rows.values())
+
+
+def test_cli_errors_are_one_line_without_traceback(tmp_path):
+    result = subprocess.run(
+        [sys.executable, "-m", "elmofeat", "demo", "--data-home", str(tmp_path)],
+        capture_output=True, text=True,
+    )
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr and "AG News" in result.stderr
+    bad = subprocess.run([sys.executable, "-m", "elmofeat", "demo", "--seed", "x"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "invalid int value" in bad.stderr
+
+
+@pytest.mark.parametrize("flag", ["--help", "--version"])
+def test_cli_help_and_version(flag, capsys):
+    with pytest.raises(SystemExit) as info:
+        main([flag])
+    assert info.value.code == 0
+    assert "elmofeat" in capsys.readouterr().out
