@@ -1,0 +1,141 @@
+"""The bidirectional LSTM language model: a token layer and two LSTM stacks.
+
+Inputs are sentences wrapped in ``<bos> ... <eos>`` and right-padded. The forward
+stack reads left to right, the backward stack right to left (each sentence is reversed
+within its own length, so padding always comes after the content and never changes
+the states of real tokens). At every position ``t`` the forward state has seen tokens
+``<= t`` and the backward state tokens ``>= t``: predicting ``t + 1`` (forward) or
+``t - 1`` (backward) from them never sees the target.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+
+def reverse_padded(x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+    """Reverse each sequence of ``x`` (batch, time, ...) within its length.
+
+    Positions past a sequence's length stay where they are. Applying it twice gives ``x``.
+    """
+    batch, time = x.shape[:2]
+    positions = torch.arange(time, device=x.device).expand(batch, time)
+    lengths = lengths.to(x.device).unsqueeze(1)
+    index = torch.where(positions < lengths, lengths - 1 - positions, positions)
+    if x.dim() > 2:
+        index = index.reshape(batch, time, *([1] * (x.dim() - 2))).expand_as(x)
+    return x.gather(1, index)
+
+
+class LSTMStack(nn.Module):
+    """``n_layers`` one-directional LSTM layers, each exposed, with residual connections.
+
+    Layer ``i > 0`` adds its input to its output (ELMo's residual from layer 1 to 2).
+    Each layer may project its hidden state (``nn.LSTM``'s ``proj_size``).
+
+    Shape
+    -----
+    ``(batch, time, dim) -> list of n_layers tensors (batch, time, dim)``
+    """
+
+    def __init__(self, dim: int, hidden_dim: int, n_layers: int, projection: bool, dropout: float):
+        super().__init__()
+        self.layers = nn.ModuleList(
+            nn.LSTM(dim, hidden_dim, batch_first=True, proj_size=dim if projection else 0)
+            for _ in range(n_layers)
+        )
+        self.dropout = nn.Dropout(dropout)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        for lstm in self.layers:
+            lstm.reset_parameters()
+            # Forget-gate bias 1 (Jozefowicz et al. 2015): better gradient flow at start.
+            for name, param in lstm.named_parameters():
+                if name.startswith("bias_ih"):
+                    hidden = param.shape[0] // 4
+                    with torch.no_grad():
+                        param[hidden : 2 * hidden].fill_(1.0)
+
+    def forward(self, x: torch.Tensor) -> list[torch.Tensor]:
+        outputs = []
+        for i, lstm in enumerate(self.layers):
+            out, _ = lstm(self.dropout(x))  # fresh zero state for every batch: no carry-over
+            if i > 0:
+                out = out + x
+            outputs.append(out)
+            x = out
+        return outputs
+
+
+class BiLMModule(nn.Module):
+    """Token layer + forward and backward LSTM stacks.
+
+    Parameters
+    ----------
+    token_layer : nn.Module
+        :class:`~elmofeat.bilm.token_layers.WordEmbedding` or
+        :class:`~elmofeat.bilm.token_layers.CharCNN`, with ``output_dim``.
+    hidden_dim : int
+        LSTM cell width.
+    n_layers : int
+        LSTM layers per direction.
+    projection : bool
+        Project each LSTM's hidden state back to the token width (needed when
+        ``hidden_dim`` differs from it, so that every layer has the same width).
+    dropout : float
+
+    Notes
+    -----
+    :meth:`forward` returns the per-direction states that the LM loss needs;
+    :meth:`layer_representations` returns ELMo's ``n_layers + 1`` representations,
+    each ``[forward; backward]`` of width ``2 * dim`` (the token layer duplicated).
+    """
+
+    def __init__(self, token_layer: nn.Module, hidden_dim: int, n_layers: int = 2,
+                 projection: bool = False, dropout: float = 0.1):
+        super().__init__()
+        dim = token_layer.output_dim
+        if not projection and hidden_dim != dim:
+            raise ValueError(
+                f"hidden_dim={hidden_dim} differs from the token width {dim}: use a projection"
+            )
+        self.dim = dim
+        self.token_layer = token_layer
+        self.forward_lstm = LSTMStack(dim, hidden_dim, n_layers, projection, dropout)
+        self.backward_lstm = LSTMStack(dim, hidden_dim, n_layers, projection, dropout)
+
+    def reset_parameters(self) -> None:
+        self.token_layer.reset_parameters()
+        self.forward_lstm.reset_parameters()
+        self.backward_lstm.reset_parameters()
+
+    def forward(self, inputs: torch.Tensor, lengths: torch.Tensor):
+        """Token vectors and every layer's states of both directions.
+
+        Parameters
+        ----------
+        inputs : LongTensor (batch, time) word ids, or (batch, time, chars) byte ids
+        lengths : LongTensor (batch,)
+            Real length of each sequence (``<bos>`` and ``<eos>`` included).
+
+        Returns
+        -------
+        tokens : (batch, time, dim)
+        forward_states : list of n_layers tensors (batch, time, dim)
+        backward_states : list of n_layers tensors (batch, time, dim), in the original
+            (left-to-right) order of positions.
+        """
+        tokens = self.token_layer(inputs)
+        forward_states = self.forward_lstm(tokens)
+        reversed_states = self.backward_lstm(reverse_padded(tokens, lengths))
+        backward_states = [reverse_padded(s, lengths) for s in reversed_states]
+        return tokens, forward_states, backward_states
+
+    def layer_representations(self, inputs: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+        """ELMo's representations: ``(batch, time, n_layers + 1, 2 * dim)``."""
+        tokens, forward_states, backward_states = self(inputs, lengths)
+        layers = [torch.cat([tokens, tokens], dim=-1)]
+        layers += [torch.cat(pair, dim=-1) for pair in zip(forward_states, backward_states)]
+        return torch.stack(layers, dim=2)

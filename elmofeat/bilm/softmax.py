@@ -1,0 +1,135 @@
+"""Output layers of the language model: adaptive, sampled or full softmax.
+
+All three share one interface: ``loss(hidden, targets)`` gives the mean negative
+log-likelihood used for training, and ``log_likelihood(hidden, targets)`` the exact
+per-token log-probability used for validation perplexity (sampled softmax trains on a
+sample of the vocabulary but is evaluated over all of it). The vocabulary must be
+sorted by decreasing frequency (as :class:`~elmofeat._text.Vocabulary` is), which
+adaptive and log-uniform sampled softmax rely on.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+SOFTMAX_KINDS = ("adaptive", "sampled", "full")
+
+
+def default_cutoffs(n_words: int) -> list[int]:
+    """Cluster boundaries for adaptive softmax: 2k/10k/50k most frequent words."""
+    cutoffs = [c for c in (2000, 10000, 50000) if c < n_words - 1]
+    return cutoffs or [max(1, n_words // 2)]
+
+
+class FullSoftmax(nn.Module):
+    """A linear layer over the whole vocabulary and cross-entropy.
+
+    Parameters
+    ----------
+    dim, n_words : int
+    tied_weight : nn.Parameter, optional
+        The input embedding ``(n_words, dim)`` to share as output weight.
+    """
+
+    def __init__(self, dim: int, n_words: int, tied_weight: nn.Parameter | None = None):
+        super().__init__()
+        self.tied = tied_weight is not None
+        self.weight = tied_weight if self.tied else nn.Parameter(torch.empty(n_words, dim))
+        self.bias = nn.Parameter(torch.empty(n_words))
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        if not self.tied:
+            nn.init.normal_(self.weight, std=self.weight.shape[1] ** -0.5)
+        nn.init.zeros_(self.bias)
+
+    def logits(self, hidden: torch.Tensor) -> torch.Tensor:
+        return F.linear(hidden, self.weight, self.bias)
+
+    def log_likelihood(self, hidden: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+        log_probs = torch.log_softmax(self.logits(hidden).float(), dim=-1)
+        return log_probs.gather(1, targets.unsqueeze(1)).squeeze(1)
+
+    def loss(self, hidden: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+        return F.cross_entropy(self.logits(hidden).float(), targets)
+
+
+class SampledSoftmax(FullSoftmax):
+    """Softmax over the target and ``n_samples`` shared negatives (Jean et al. 2015).
+
+    Negatives are drawn once per batch from the log-uniform (Zipfian) distribution over
+    frequency-ranked ids, and every logit is corrected by ``-log(expected count)`` so
+    that the loss estimates the full softmax; negatives equal to a row's target are
+    masked out. Evaluation (``log_likelihood``) uses the full softmax.
+    """
+
+    def __init__(self, dim: int, n_words: int, n_samples: int = 1024,
+                 tied_weight: nn.Parameter | None = None):
+        super().__init__(dim, n_words, tied_weight)
+        self.n_samples = min(n_samples, n_words)
+        ranks = torch.arange(n_words, dtype=torch.float64)
+        # P(id) = log((id + 2) / (id + 1)) / log(n_words + 1)
+        self.register_buffer(
+            "log_q",
+            (torch.log1p(1.0 / (ranks + 1.0)) / math.log(n_words + 1.0)).log().float(),
+            persistent=False,
+        )
+
+    def loss(self, hidden: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+        if not self.training:
+            return super().loss(hidden, targets)
+        n_words = self.weight.shape[0]
+        # Inverse-CDF sampling of the log-uniform distribution, with replacement.
+        uniform = torch.rand(self.n_samples, device=hidden.device)
+        samples = (torch.exp(uniform * math.log(n_words + 1.0)) - 1.0).long().clamp_(0, n_words - 1)
+        # Expected number of times each id is drawn: n_samples * P(id).
+        log_expected = self.log_q + math.log(self.n_samples)
+        true_logits = (hidden * self.weight[targets]).sum(-1) + self.bias[targets]
+        true_logits = true_logits.float() - log_expected[targets]
+        sampled_logits = F.linear(hidden, self.weight[samples], self.bias[samples]).float()
+        sampled_logits = sampled_logits - log_expected[samples]
+        sampled_logits = sampled_logits.masked_fill(samples.unsqueeze(0) == targets.unsqueeze(1), -1e4)
+        logits = torch.cat([true_logits.unsqueeze(1), sampled_logits], dim=1)
+        return F.cross_entropy(logits, torch.zeros_like(targets))
+
+
+class AdaptiveSoftmax(nn.Module):
+    """:class:`torch.nn.AdaptiveLogSoftmaxWithLoss` (Grave et al. 2017) behind the shared API.
+
+    Frequent words sit in a small head; rare words in tail clusters of reduced width,
+    which makes training cost grow far slower than the vocabulary.
+    """
+
+    def __init__(self, dim: int, n_words: int, cutoffs: list[int] | None = None,
+                 div_value: float = 4.0):
+        super().__init__()
+        self.adaptive = nn.AdaptiveLogSoftmaxWithLoss(
+            dim, n_words, cutoffs or default_cutoffs(n_words), div_value=div_value
+        )
+
+    def reset_parameters(self) -> None:
+        self.adaptive.reset_parameters()
+
+    def log_likelihood(self, hidden: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+        return self.adaptive(hidden.float(), targets).output
+
+    def loss(self, hidden: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+        return self.adaptive(hidden, targets).loss
+
+
+def build_softmax(kind: str, dim: int, n_words: int, *, n_samples: int = 1024,
+                  tied_weight: nn.Parameter | None = None) -> nn.Module:
+    """The output layer named by ``kind`` (see :data:`SOFTMAX_KINDS`)."""
+    if kind == "full":
+        return FullSoftmax(dim, n_words, tied_weight)
+    if kind == "sampled":
+        return SampledSoftmax(dim, n_words, n_samples, tied_weight)
+    if kind == "adaptive":
+        if tied_weight is not None:
+            raise ValueError("tie_weights=True needs softmax='full' or 'sampled'")
+        return AdaptiveSoftmax(dim, n_words)
+    raise ValueError(f"softmax must be one of {SOFTMAX_KINDS}, got {kind!r}")

@@ -1,0 +1,306 @@
+"""The pretraining engine: length-bucketed batches, AdamW, bf16 autocast, validation
+perplexity with early stopping, atomic checkpoints with exact resume, and
+DistributedDataParallel when run under ``torchrun``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import math
+import os
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.distributed as dist
+from torch import nn
+
+from .batching import Windows, bucket_batches, iter_batches
+
+CHECKPOINT_NAME = "checkpoint.pt"
+CHECKPOINT_FORMAT = "elmofeat-bilm-checkpoint-1"
+
+
+class LanguageModel(nn.Module):
+    """The biLM and its output layer; ``forward`` returns the mean LM loss of a batch.
+
+    Forward states at positions ``0 .. n-2`` predict tokens ``1 .. n-1``; backward
+    states at ``1 .. n-1`` predict ``0 .. n-2``. One softmax serves both directions
+    (as in ELMo).
+    """
+
+    def __init__(self, bilm: nn.Module, softmax: nn.Module, dropout: float = 0.1):
+        super().__init__()
+        self.bilm = bilm
+        self.softmax = softmax
+        self.dropout = nn.Dropout(dropout)
+
+    def _hidden_and_targets(self, inputs, word_ids, lengths):
+        _, forward_states, backward_states = self.bilm(inputs, lengths)
+        steps = word_ids.shape[1] - 1
+        mask = torch.arange(steps, device=word_ids.device)[None, :] < (lengths - 1)[:, None]
+        hidden = torch.cat([forward_states[-1][:, :-1][mask], backward_states[-1][:, 1:][mask]])
+        targets = torch.cat([word_ids[:, 1:][mask], word_ids[:, :-1][mask]])
+        return hidden, targets
+
+    def forward(self, inputs, word_ids, lengths) -> torch.Tensor:
+        hidden, targets = self._hidden_and_targets(inputs, word_ids, lengths)
+        return self.softmax.loss(self.dropout(hidden), targets)
+
+    def log_likelihood(self, inputs, word_ids, lengths) -> tuple[float, int]:
+        """Summed exact log-likelihood of both directions and the number of targets."""
+        hidden, targets = self._hidden_and_targets(inputs, word_ids, lengths)
+        return float(self.softmax.log_likelihood(hidden, targets).sum()), len(targets)
+
+
+@dataclass
+class TrainConfig:
+    max_epochs: int
+    batch_size: int
+    max_tokens: int | None
+    learning_rate: float
+    weight_decay: float
+    clip_norm: float
+    patience: int | None
+    bf16: bool
+    seed: int
+    checkpoint_dir: str | None
+    checkpoint_every: int | None
+    verbose: bool
+    device: str
+
+
+@contextlib.contextmanager
+def torch_threads(n_threads: int | None):
+    """Use ``n_threads`` intra-op threads inside the block, then restore the old value."""
+    if n_threads is None:
+        yield
+        return
+    old = torch.get_num_threads()
+    torch.set_num_threads(n_threads)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(old)
+
+
+def autocast(device: str, bf16: bool):
+    return torch.autocast(device_type=torch.device(device).type, dtype=torch.bfloat16, enabled=bf16)
+
+
+def world() -> tuple[int, int]:
+    """(rank, world size): (0, 1) unless a torch.distributed process group is running."""
+    if dist.is_available() and dist.is_initialized():
+        return dist.get_rank(), dist.get_world_size()
+    return 0, 1
+
+
+def _all_reduce_sum(values: list[float]) -> list[float]:
+    if world()[1] == 1:
+        return values
+    tensor = torch.tensor(values, dtype=torch.float64)
+    dist.all_reduce(tensor)
+    return tensor.tolist()
+
+
+def evaluate_perplexity(lm: LanguageModel, windows: Windows, chars, batch_size: int,
+                        bf16: bool, device: str) -> float:
+    """Exact perplexity of both directions over ``windows`` (this rank's share, reduced)."""
+    rank, size = world()
+    batches = bucket_batches(windows.lengths, batch_size)[rank::size]
+    was_training = lm.training
+    lm.eval()
+    total, count = 0.0, 0
+    with torch.inference_mode(), autocast(device, bf16):
+        for batch in iter_batches(windows, batches, chars, device):
+            log_likelihood, n = lm.log_likelihood(batch.inputs, batch.word_ids, batch.lengths)
+            total, count = total + log_likelihood, count + n
+    lm.train(was_training)
+    total, count = _all_reduce_sum([total, float(count)])
+    return math.exp(-total / count) if count else float("nan")
+
+
+def _save_atomically(obj, path: Path) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    try:
+        torch.save(obj, tmp)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+
+
+class Pretrainer:
+    """Runs the epochs of one pretraining, with checkpoints and early stopping.
+
+    Parameters
+    ----------
+    lm : LanguageModel
+    config : TrainConfig
+    fingerprint : str
+        Identifies the data and configuration; a checkpoint with another fingerprint is
+        refused rather than resumed.
+    """
+
+    def __init__(self, lm: LanguageModel, config: TrainConfig, fingerprint: str):
+        self.lm = lm
+        self.config = config
+        self.fingerprint = fingerprint
+        self.rank, self.world_size = world()
+        self.model = lm
+        if self.world_size > 1:
+            self.model = nn.parallel.DistributedDataParallel(lm)
+        self.optimizer = torch.optim.AdamW(
+            lm.parameters(), lr=config.learning_rate, weight_decay=config.weight_decay
+        )
+        self.history: list[dict] = []
+        self.epoch, self.step_in_epoch, self.global_step = 0, 0, 0
+        self.best_perplexity, self.best_state, self.bad_epochs = math.inf, None, 0
+        self.stopped_early = False
+
+    # ----------------------------------------------------------------- checkpoints
+    @property
+    def checkpoint_path(self) -> Path | None:
+        if self.config.checkpoint_dir is None:
+            return None
+        return Path(self.config.checkpoint_dir) / CHECKPOINT_NAME
+
+    def _state(self) -> dict:
+        return {
+            "format": CHECKPOINT_FORMAT,
+            "fingerprint": self.fingerprint,
+            "epoch": self.epoch,
+            "step_in_epoch": self.step_in_epoch,
+            "global_step": self.global_step,
+            "lm": self.lm.state_dict(),
+            "optimizer": self.optimizer.state_dict(),
+            "torch_rng": torch.get_rng_state(),
+            "history": self.history,
+            "best_perplexity": self.best_perplexity,
+            "best_state": self.best_state,
+            "bad_epochs": self.bad_epochs,
+            "stopped_early": self.stopped_early,
+        }
+
+    def save_checkpoint(self) -> None:
+        path = self.checkpoint_path
+        if path is None or self.rank != 0:
+            return
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _save_atomically(self._state(), path)
+
+    def maybe_resume(self) -> bool:
+        """Load the checkpoint if there is one; return whether training resumes from it."""
+        path = self.checkpoint_path
+        if path is None or not path.is_file():
+            return False
+        try:
+            state = torch.load(path, map_location="cpu", weights_only=True)
+        except Exception as exc:  # truncated or foreign file
+            raise ValueError(f"cannot read checkpoint {path}: {exc}") from exc
+        if not isinstance(state, dict) or state.get("format") != CHECKPOINT_FORMAT:
+            raise ValueError(f"{path} is not an elmofeat biLM checkpoint")
+        if state["fingerprint"] != self.fingerprint:
+            raise ValueError(
+                f"the checkpoint in {path.parent} was written for other texts or parameters; "
+                "use another checkpoint_dir or delete it to start afresh"
+            )
+        self.lm.load_state_dict(state["lm"])
+        self.optimizer.load_state_dict(state["optimizer"])
+        torch.set_rng_state(state["torch_rng"])
+        self.epoch, self.step_in_epoch = state["epoch"], state["step_in_epoch"]
+        self.global_step, self.history = state["global_step"], state["history"]
+        self.best_perplexity, self.best_state = state["best_perplexity"], state["best_state"]
+        self.bad_epochs, self.stopped_early = state["bad_epochs"], state["stopped_early"]
+        return True
+
+    # -------------------------------------------------------------------- training
+    def _epoch_batches(self, train: Windows) -> list[np.ndarray]:
+        # The batch order of an epoch depends only on (seed, epoch): a resumed run
+        # replays exactly the batches an uninterrupted one would have seen.
+        rng = np.random.default_rng([self.config.seed, self.epoch])
+        batches = bucket_batches(train.lengths, self.config.batch_size, rng, self.config.max_tokens)
+        usable = len(batches) - len(batches) % self.world_size  # equal steps on every rank
+        return batches[:usable][self.rank :: self.world_size]
+
+    def _train_epoch(self, train: Windows, chars, progress) -> tuple[float, float]:
+        cfg = self.config
+        batches = self._epoch_batches(train)
+        self.lm.train()
+        loss_sum, token_count, start = 0.0, 0, time.perf_counter()
+        for i in range(self.step_in_epoch, len(batches)):
+            batch = next(iter_batches(train, [batches[i]], chars, cfg.device))
+            with autocast(cfg.device, cfg.bf16):
+                loss = self.model(batch.inputs, batch.word_ids, batch.lengths)
+            if not torch.isfinite(loss):
+                raise FloatingPointError(
+                    f"the LM loss became {float(loss)} at step {self.global_step}; lower "
+                    "learning_rate or clip_norm"
+                )
+            self.optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            nn.utils.clip_grad_norm_(self.lm.parameters(), cfg.clip_norm)
+            self.optimizer.step()
+            n_targets = 2 * int((batch.lengths - 1).sum())
+            loss_sum += float(loss) * n_targets
+            token_count += n_targets
+            self.step_in_epoch, self.global_step = i + 1, self.global_step + 1
+            if progress is not None:
+                elapsed = time.perf_counter() - start
+                progress.update(1)
+                progress.set_postfix(
+                    tok_s=f"{token_count / max(elapsed, 1e-9):,.0f}",
+                    ppl=f"{math.exp(loss_sum / token_count):.1f}",
+                )
+            if cfg.checkpoint_every and self.global_step % cfg.checkpoint_every == 0:
+                self.save_checkpoint()
+        elapsed = time.perf_counter() - start
+        loss_sum, token_count, elapsed = _all_reduce_sum([loss_sum, float(token_count), elapsed])
+        if not token_count:
+            return float("nan"), 0.0
+        return math.exp(loss_sum / token_count), token_count / (elapsed / self.world_size)
+
+    def run(self, train: Windows, valid: Windows | None, chars) -> list[dict]:
+        """Train until ``max_epochs`` or early stopping; keep the best validated weights."""
+        cfg = self.config
+        self.maybe_resume()
+        from tqdm.auto import tqdm
+
+        while self.epoch < cfg.max_epochs and not self.stopped_early:
+            progress = None
+            if cfg.verbose and self.rank == 0:
+                progress = tqdm(
+                    total=len(self._epoch_batches(train)), initial=self.step_in_epoch,
+                    desc=f"biLM epoch {self.epoch + 1}/{cfg.max_epochs}", unit="batch",
+                )
+            try:
+                train_ppl, tokens_per_s = self._train_epoch(train, chars, progress)
+            finally:
+                if progress is not None:
+                    progress.close()
+            record = {"epoch": self.epoch + 1, "train_perplexity": train_ppl,
+                      "tokens_per_second": tokens_per_s, "validation_perplexity": None}
+            if valid is not None and len(valid):
+                ppl = evaluate_perplexity(self.lm, valid, chars, cfg.batch_size, cfg.bf16, cfg.device)
+                record["validation_perplexity"] = ppl
+                if ppl < self.best_perplexity:
+                    self.best_perplexity, self.bad_epochs = ppl, 0
+                    self.best_state = copy.deepcopy(self.lm.state_dict())
+                else:
+                    self.bad_epochs += 1
+                    if cfg.patience is not None and self.bad_epochs >= cfg.patience:
+                        self.stopped_early = True
+            self.history.append(record)
+            self.epoch, self.step_in_epoch = self.epoch + 1, 0
+            self.save_checkpoint()
+        if self.best_state is not None:
+            self.lm.load_state_dict(self.best_state)
+        return self.history
+
+    def config_dict(self) -> dict:
+        return asdict(self.config)
