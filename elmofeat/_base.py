@@ -10,7 +10,6 @@ It gives the vectorizers
 
 from __future__ import annotations
 
-import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
@@ -19,14 +18,12 @@ from ._text import TextTokenizer, validate_documents
 from ._versions import STAMP_KEY, check_version_stamps, version_stamps
 
 
-class BaseTextVectorizer(TransformerMixin, BaseEstimator):
-    """Base class for estimators that turn raw documents into dense features.
+class TextEstimatorMixin:
+    """Text input and version-stamped pickles for any elmofeat estimator.
 
-    Subclasses set ``_feature_prefix`` and, once fitted, ``_n_token_features``
-    (the width of a token vector before pooling) and a ``pooling`` parameter.
+    Needs the ``lowercase``, ``token_pattern`` and ``tokenizer`` parameters.
     """
 
-    _feature_prefix = "feature"
     # Distributions whose versions are stamped into pickles; subclasses extend it.
     _stamped_packages: tuple[str, ...] = ("elmofeat", "scikit-learn", "numpy", "scipy")
 
@@ -34,6 +31,27 @@ class BaseTextVectorizer(TransformerMixin, BaseEstimator):
         documents = validate_documents(X, name=name)
         tokenizer = TextTokenizer(self.lowercase, self.token_pattern, self.tokenizer)
         return tokenizer(documents)
+
+    def __getstate__(self):
+        # A copy: on Python >= 3.11 object.__getstate__ returns the live __dict__.
+        state = dict(super().__getstate__())
+        state[STAMP_KEY] = version_stamps(self._stamped_packages)
+        return state
+
+    def __setstate__(self, state):
+        state = dict(state)
+        check_version_stamps(state.pop(STAMP_KEY, None), f"This {type(self).__name__}")
+        super().__setstate__(state)
+
+
+class BaseTextVectorizer(TextEstimatorMixin, TransformerMixin, BaseEstimator):
+    """Base class for estimators that turn raw documents into dense features.
+
+    Subclasses set ``_feature_prefix`` and, once fitted, ``_n_token_features``
+    (the width of a token vector before pooling) and a ``pooling`` parameter.
+    """
+
+    _feature_prefix = "feature"
 
     def get_feature_names_out(self, input_features=None):
         """Names of the output features, e.g. ``svd_mean0`` ... ``svd_mean299``.
@@ -56,18 +74,3 @@ class BaseTextVectorizer(TransformerMixin, BaseEstimator):
         tags.input_tags.string = True
         tags.requires_fit = True
         return tags
-
-    def __getstate__(self):
-        state = super().__getstate__()
-        state[STAMP_KEY] = version_stamps(self._stamped_packages)
-        return state
-
-    def __setstate__(self, state):
-        state = dict(state)
-        check_version_stamps(state.pop(STAMP_KEY, None), f"This {type(self).__name__}")
-        super().__setstate__(state)
-
-
-def as_float32(features: np.ndarray) -> np.ndarray:
-    """Features as a C-contiguous float32 array (what every vectorizer returns)."""
-    return np.ascontiguousarray(features, dtype=np.float32)

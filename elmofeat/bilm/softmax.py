@@ -115,7 +115,9 @@ class AdaptiveSoftmax(nn.Module):
         self.adaptive.reset_parameters()
 
     def log_likelihood(self, hidden: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-        return self.adaptive(hidden.float(), targets).output
+        # Exact scores in float32: the module mixes dtypes under autocast.
+        with torch.autocast(hidden.device.type, enabled=False):
+            return self.adaptive(hidden.float(), targets).output
 
     def loss(self, hidden: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
         return self.adaptive(hidden, targets).loss

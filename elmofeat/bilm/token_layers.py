@@ -64,17 +64,22 @@ class WordEmbedding(nn.Module):
         initialised randomly with the pretrained vectors' mean and standard deviation.
         When ``pretrained_dim != dim``, the embedding keeps the pretrained width and a
         learned linear projection maps it to ``dim``.
+    input_dim : int, optional
+        Width of the embedding table when no ``pretrained`` is given (default ``dim``).
 
     Shape
     -----
     ``(batch, time) -> (batch, time, dim)``
     """
 
-    def __init__(self, n_words: int, dim: int, pretrained: np.ndarray | None = None):
+    def __init__(self, n_words: int, dim: int, pretrained: np.ndarray | None = None,
+                 input_dim: int | None = None):
         super().__init__()
         self.output_dim = dim
         self._pretrained = pretrained
-        width = dim if pretrained is None else pretrained.shape[1]
+        # input_dim rebuilds a model that was initialised from pretrained vectors
+        # without needing those vectors again (the weights are loaded afterwards).
+        width = pretrained.shape[1] if pretrained is not None else (input_dim or dim)
         self.embedding = nn.Embedding(n_words, width, padding_idx=0)
         self.projection = nn.Linear(width, dim, bias=False) if width != dim else None
         self.reset_parameters()

@@ -154,7 +154,8 @@ class Pretrainer:
         self.rank, self.world_size = world()
         self.model = lm
         if self.world_size > 1:
-            self.model = nn.parallel.DistributedDataParallel(lm)
+            # Adaptive-softmax tail clusters get no gradient in batches without rare words.
+            self.model = nn.parallel.DistributedDataParallel(lm, find_unused_parameters=True)
         self.optimizer = torch.optim.AdamW(
             lm.parameters(), lr=config.learning_rate, weight_decay=config.weight_decay
         )
@@ -239,7 +240,7 @@ class Pretrainer:
                 loss = self.model(batch.inputs, batch.word_ids, batch.lengths)
             if not torch.isfinite(loss):
                 raise FloatingPointError(
-                    f"the LM loss became {float(loss)} at step {self.global_step}; lower "
+                    f"the LM loss became {loss.item()} at step {self.global_step}; lower "
                     "learning_rate or clip_norm"
                 )
             self.optimizer.zero_grad(set_to_none=True)
@@ -247,7 +248,7 @@ class Pretrainer:
             nn.utils.clip_grad_norm_(self.lm.parameters(), cfg.clip_norm)
             self.optimizer.step()
             n_targets = 2 * int((batch.lengths - 1).sum())
-            loss_sum += float(loss) * n_targets
+            loss_sum += loss.item() * n_targets
             token_count += n_targets
             self.step_in_epoch, self.global_step = i + 1, self.global_step + 1
             if progress is not None:

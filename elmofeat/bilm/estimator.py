@@ -1,0 +1,531 @@
+"""BiLM: the scikit-learn-style wrapper that pretrains, runs and saves the biLM."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import logging
+import math
+from numbers import Integral, Real
+from typing import Iterator
+
+import numpy as np
+import torch
+from sklearn.base import BaseEstimator
+from sklearn.utils import check_random_state, check_scalar
+from sklearn.utils.validation import check_is_fitted
+
+from .._base import TextEstimatorMixin
+from .._text import Vocabulary
+from .batching import SPECIALS, UNK, Windows, bucket_batches, char_table, iter_batches, make_windows
+from .model import BiLMModule
+from .pretrained import pretrained_matrix, resolve_pretrained
+from .softmax import SOFTMAX_KINDS, build_softmax
+from .token_layers import CharCNN, WordEmbedding
+from .train import LanguageModel, Pretrainer, TrainConfig, autocast, evaluate_perplexity, torch_threads
+
+logger = logging.getLogger("elmofeat")
+
+TOKEN_LAYERS = ("word", "char")
+PRECISIONS = ("auto", "bf16", "fp32")
+# Words and single punctuation marks: an LM needs the punctuation.
+BILM_TOKEN_PATTERN = r"(?u)\b\w+\b|[^\w\s]"
+
+
+def resolve_device(device: str) -> torch.device:
+    """``"auto"`` -> CUDA when available, else CPU; otherwise the named device."""
+    if device == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if device not in ("cpu", "cuda") and not str(device).startswith("cuda:"):
+        raise ValueError(f"device must be 'auto', 'cpu' or 'cuda', got {device!r}")
+    if str(device).startswith("cuda") and not torch.cuda.is_available():
+        raise ValueError(f"device={device!r} but torch sees no CUDA device")
+    return torch.device(device)
+
+
+def _bf16_supported(device: torch.device) -> bool:
+    if device.type == "cuda":
+        return torch.cuda.is_bf16_supported()
+    return True  # CPU autocast supports bf16; measured 1.4-1.8x faster here
+
+
+class BiLM(TextEstimatorMixin, BaseEstimator):
+    """An ELMo-style bidirectional LSTM language model, pretrained on your texts.
+
+    A forward LM (predicting the next token) and a backward LM (predicting the previous
+    one), each ``n_layers`` LSTM layers with a residual connection from layer 1 to 2,
+    share a token layer (a word embedding, optionally initialised from pretrained
+    vectors, or ELMo's character CNN) and one softmax. After :meth:`fit`,
+    :meth:`embed` gives every token ``n_layers + 1`` representations (token layer,
+    LSTM 1, LSTM 2) of equal width ``2 * embedding_dim``: ``[forward; backward]``,
+    the token layer duplicated, as in ELMo.
+
+    Parameters
+    ----------
+    token_layer : {"word", "char"}, default="word"
+        ``"word"``: a word embedding (out-of-vocabulary words share ``<unk>``);
+        ``"char"``: a character CNN over each word's UTF-8 bytes, so every word, seen
+        in training or not, gets its own vector.
+    embedding_dim : int, default=256
+        Width of the token layer and of each direction's LSTM output.
+    hidden_dim : int, default=256
+        LSTM cell width. When it differs from ``embedding_dim`` each LSTM projects its
+        output back to ``embedding_dim`` (``nn.LSTM(proj_size=...)``), so that all
+        layers have the same width.
+    n_layers : int, default=2
+        LSTM layers per direction.
+    dropout : float, default=0.1
+    softmax : {"adaptive", "sampled", "full"}, default="adaptive"
+        Output layer for pretraining: adaptive softmax (fast, exact), sampled softmax
+        with ``n_samples`` shared log-uniform negatives (evaluated exactly), or the full
+        softmax.
+    n_samples : int, default=1024
+    tie_weights : bool, default=False
+        Share the word embedding with the output layer; needs ``token_layer="word"``,
+        ``softmax`` ``"full"`` or ``"sampled"``, and an embedding of width
+        ``embedding_dim`` (not pretrained vectors of another width).
+    pretrained_vectors : str, path, KeyedVectors, SVDVectorizer or SkipGramVectorizer, default=None
+        Initial word vectors (``token_layer="word"`` only): a GloVe or word2vec text
+        file (optionally gzipped, with or without header), a gensim ``KeyedVectors``, or
+        a vectorizer (used as is when fitted, fitted on the same texts otherwise).
+        Vocabulary words missing from them are drawn at random with the pretrained
+        vectors' mean and spread; how many is logged and stored in
+        ``pretrained_coverage_``. Vectors of another width than ``embedding_dim`` are
+        kept at their width and followed by a learned linear projection.
+    char_dim : int, default=16
+    char_filters : tuple of (width, n_filters), default=((1, 32), (2, 32), (3, 64), (4, 128), (5, 256))
+    n_highway : int, default=2
+    max_word_length : int, default=20
+        Bytes per word for the character CNN (longer words are cut).
+    min_count : int, default=2
+        Words seen fewer times form no output class (they become ``<unk>``).
+    max_features : int, default=50000
+        Largest output vocabulary (most frequent words).
+    lowercase : bool, default=True
+    token_pattern : str, default=r"(?u)\\b\\w+\\b|[^\\w\\s]"
+        Words and single punctuation marks.
+    tokenizer : callable, default=None
+    max_len : int, default=64
+        Window length: documents longer than this many tokens are split into windows
+        (for training and for :meth:`embed`); nothing is truncated.
+    max_epochs : int, default=10
+    batch_size : int, default=64
+        Windows per training batch (and per inference batch, times 4).
+    learning_rate : float, default=2e-3
+        AdamW learning rate.
+    weight_decay : float, default=0.0
+    clip_norm : float, default=1.0
+        Gradient norm clipping.
+    validation_fraction : float, default=0.05
+        Share of the documents held out for validation perplexity (0: none). Early
+        stopping watches it and the best epoch's weights are kept.
+    patience : int or None, default=2
+        Epochs without validation improvement before stopping (None: never stop early).
+    precision : {"auto", "bf16", "fp32"}, default="auto"
+        Training precision. ``"auto"`` trains with bfloat16 autocast (CPU, or GPUs that
+        support it) and runs inference in float32; ``"bf16"`` uses bfloat16 for both.
+    n_threads : int, default=None
+        torch threads while fitting and embedding; the previous setting is restored
+        afterwards. None keeps torch's current setting.
+    device : {"auto", "cpu", "cuda"}, default="cpu"
+    checkpoint_dir : str or path, default=None
+        Where to write ``checkpoint.pt`` (atomically) after every epoch and every
+        ``checkpoint_every`` steps. A fit that finds a checkpoint of the same texts and
+        parameters there resumes from it and ends with the same weights as an
+        uninterrupted fit.
+    checkpoint_every : int, default=None
+    random_state : int, RandomState instance or None, default=None
+        Seeds initialisation, the validation split, batch order, dropout and sampling.
+        The global torch random state is left as it was.
+    verbose : bool, default=False
+        Show a progress bar with tokens/s and the running perplexity.
+
+    Attributes
+    ----------
+    vocabulary_ : Vocabulary
+        Output vocabulary: ``<pad>``, ``<unk>``, ``<bos>``, ``<eos>`` then words by
+        decreasing count.
+    language_model_ : LanguageModel
+        The torch modules (``.bilm`` and ``.softmax``), on ``device``.
+    history_ : list of dict
+        Per epoch: ``train_perplexity``, ``validation_perplexity`` (None without a
+        validation set) and ``tokens_per_second``.
+    n_epochs_ : int
+    output_dim_ : int
+        Width of each layer representation, ``2 * embedding_dim``.
+    n_representations_ : int
+        ``n_layers + 1``.
+    pretrained_coverage_ : dict or None
+        ``{"found": ..., "missing": ...}`` words of the vocabulary.
+
+    Examples
+    --------
+    >>> from elmofeat import BiLM
+    >>> texts = ["the cat sat on the mat .", "the dog sat on the log ."] * 20
+    >>> bilm = BiLM(embedding_dim=16, hidden_dim=16, max_epochs=1, random_state=0)
+    >>> bilm = bilm.fit(texts)
+    >>> layers = bilm.embed(["the cat sat ."])
+    >>> layers[0].shape
+    (4, 3, 32)
+    """
+
+    _stamped_packages = TextEstimatorMixin._stamped_packages + ("torch",)
+
+    def __init__(
+        self,
+        token_layer="word",
+        embedding_dim=256,
+        hidden_dim=256,
+        n_layers=2,
+        dropout=0.1,
+        softmax="adaptive",
+        n_samples=1024,
+        tie_weights=False,
+        pretrained_vectors=None,
+        char_dim=16,
+        char_filters=((1, 32), (2, 32), (3, 64), (4, 128), (5, 256)),
+        n_highway=2,
+        max_word_length=20,
+        min_count=2,
+        max_features=50000,
+        lowercase=True,
+        token_pattern=BILM_TOKEN_PATTERN,
+        tokenizer=None,
+        max_len=64,
+        max_epochs=10,
+        batch_size=64,
+        learning_rate=2e-3,
+        weight_decay=0.0,
+        clip_norm=1.0,
+        validation_fraction=0.05,
+        patience=2,
+        precision="auto",
+        n_threads=None,
+        device="cpu",
+        checkpoint_dir=None,
+        checkpoint_every=None,
+        random_state=None,
+        verbose=False,
+    ):
+        self.token_layer = token_layer
+        self.embedding_dim = embedding_dim
+        self.hidden_dim = hidden_dim
+        self.n_layers = n_layers
+        self.dropout = dropout
+        self.softmax = softmax
+        self.n_samples = n_samples
+        self.tie_weights = tie_weights
+        self.pretrained_vectors = pretrained_vectors
+        self.char_dim = char_dim
+        self.char_filters = char_filters
+        self.n_highway = n_highway
+        self.max_word_length = max_word_length
+        self.min_count = min_count
+        self.max_features = max_features
+        self.lowercase = lowercase
+        self.token_pattern = token_pattern
+        self.tokenizer = tokenizer
+        self.max_len = max_len
+        self.max_epochs = max_epochs
+        self.batch_size = batch_size
+        self.learning_rate = learning_rate
+        self.weight_decay = weight_decay
+        self.clip_norm = clip_norm
+        self.validation_fraction = validation_fraction
+        self.patience = patience
+        self.precision = precision
+        self.n_threads = n_threads
+        self.device = device
+        self.checkpoint_dir = checkpoint_dir
+        self.checkpoint_every = checkpoint_every
+        self.random_state = random_state
+        self.verbose = verbose
+
+    # ------------------------------------------------------------------ validation
+    def _check_params(self) -> None:
+        if self.token_layer not in TOKEN_LAYERS:
+            raise ValueError(f"token_layer must be one of {TOKEN_LAYERS}, got {self.token_layer!r}")
+        if self.softmax not in SOFTMAX_KINDS:
+            raise ValueError(f"softmax must be one of {SOFTMAX_KINDS}, got {self.softmax!r}")
+        if self.precision not in PRECISIONS:
+            raise ValueError(f"precision must be one of {PRECISIONS}, got {self.precision!r}")
+        for name, low in [("embedding_dim", 1), ("hidden_dim", 1), ("n_layers", 1),
+                          ("n_samples", 1), ("char_dim", 1), ("n_highway", 0),
+                          ("max_word_length", 3), ("min_count", 1), ("max_len", 1),
+                          ("max_epochs", 1), ("batch_size", 1)]:
+            check_scalar(getattr(self, name), name, Integral, min_val=low)
+        for name in ("max_features", "n_threads", "checkpoint_every", "patience"):
+            if getattr(self, name) is not None:
+                check_scalar(getattr(self, name), name, Integral, min_val=1)
+        check_scalar(self.dropout, "dropout", Real, min_val=0, max_val=1, include_boundaries="left")
+        check_scalar(self.learning_rate, "learning_rate", Real, min_val=0, include_boundaries="neither")
+        check_scalar(self.weight_decay, "weight_decay", Real, min_val=0)
+        check_scalar(self.clip_norm, "clip_norm", Real, min_val=0, include_boundaries="neither")
+        check_scalar(self.validation_fraction, "validation_fraction", Real, min_val=0, max_val=1,
+                     include_boundaries="left")
+        try:
+            filters = [(int(w), int(n)) for w, n in self.char_filters]
+        except (TypeError, ValueError):
+            raise ValueError(
+                f"char_filters must be a sequence of (width, n_filters) pairs, got {self.char_filters!r}"
+            ) from None
+        if not filters or any(w < 1 or n < 1 for w, n in filters):
+            raise ValueError(f"char_filters needs positive (width, n_filters) pairs, got {filters}")
+        if max(w for w, _ in filters) > self.max_word_length:
+            raise ValueError("every char filter width must be <= max_word_length")
+        if self.pretrained_vectors is not None and self.token_layer != "word":
+            raise ValueError("pretrained_vectors needs token_layer='word'")
+        if self.tie_weights and (self.token_layer != "word" or self.softmax == "adaptive"):
+            raise ValueError(
+                "tie_weights=True needs token_layer='word' and softmax='full' or 'sampled'"
+            )
+
+    # --------------------------------------------------------------------- building
+    def _build_language_model(self, n_words: int, pretrained: np.ndarray | None = None,
+                              input_dim: int | None = None) -> LanguageModel:
+        if self.token_layer == "word":
+            token_layer = WordEmbedding(n_words, self.embedding_dim, pretrained, input_dim)
+        else:
+            token_layer = CharCNN(self.embedding_dim, self.char_dim,
+                                  [tuple(f) for f in self.char_filters], self.n_highway)
+        bilm = BiLMModule(token_layer, self.hidden_dim, self.n_layers,
+                          projection=self.hidden_dim != self.embedding_dim, dropout=self.dropout)
+        tied = None
+        if self.tie_weights:
+            if token_layer.projection is not None:
+                raise ValueError(
+                    "tie_weights=True needs a word embedding of width embedding_dim; the "
+                    f"pretrained vectors are {token_layer.embedding.weight.shape[1]} wide"
+                )
+            tied = token_layer.embedding.weight
+        softmax = build_softmax(self.softmax, self.embedding_dim, n_words,
+                                n_samples=self.n_samples, tied_weight=tied)
+        return LanguageModel(bilm, softmax, self.dropout)
+
+    def _chars(self, windows: Windows) -> np.ndarray | None:
+        if self.token_layer != "char":
+            return None
+        return char_table(windows.types, self.max_word_length)
+
+    def _windows(self, token_lists) -> Windows:
+        return make_windows(token_lists, self.vocabulary_, self.max_len, self.token_layer == "char")
+
+    def _bf16(self, training: bool) -> bool:
+        device = self._device
+        if self.precision == "fp32":
+            return False
+        if self.precision == "bf16":
+            return True
+        return training and _bf16_supported(device)
+
+    @property
+    def _device(self) -> torch.device:
+        return resolve_device(self.device)
+
+    # -------------------------------------------------------------------------- fit
+    def fit(self, X, y=None):
+        """Pretrain the biLM on the documents ``X``.
+
+        Parameters
+        ----------
+        X : iterable of str
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : BiLM
+        """
+        self._check_params()
+        device = self._device
+        token_lists = self._tokenize(X)
+        if not token_lists:
+            raise ValueError("X is empty: fit needs at least one document")
+        random_state = check_random_state(self.random_state)
+        seed = int(random_state.randint(2**31 - 1))
+        vocabulary = Vocabulary.build(
+            token_lists, min_count=self.min_count, max_features=self.max_features,
+            specials=SPECIALS, unknown=UNK,
+        )
+        if len(vocabulary) == len(SPECIALS):
+            raise ValueError(
+                f"the vocabulary is empty: no token is seen min_count={self.min_count} times; "
+                "lower min_count or fit on more text"
+            )
+        self.vocabulary_ = vocabulary
+        order = random_state.permutation(len(token_lists))
+        n_valid = int(round(self.validation_fraction * len(token_lists)))
+        n_valid = min(n_valid, len(token_lists) - 1)
+        valid_docs = [token_lists[i] for i in np.sort(order[:n_valid])]
+        train_docs = [token_lists[i] for i in np.sort(order[n_valid:])]
+        train = self._windows(train_docs)
+        valid = self._windows(valid_docs) if n_valid else None
+        if len(train) == 0:
+            raise ValueError("the training documents contain no token")
+        pretrained, self.pretrained_coverage_ = None, None
+        if self.pretrained_vectors is not None:
+            keyed_vectors = resolve_pretrained(self.pretrained_vectors, X)
+            pretrained, self.pretrained_coverage_ = pretrained_matrix(
+                keyed_vectors, vocabulary.tokens, len(SPECIALS)
+            )
+            logger.info(
+                "pretrained vectors cover %d of %d vocabulary words; %d initialised at random",
+                self.pretrained_coverage_["found"], len(vocabulary),
+                self.pretrained_coverage_["missing"],
+            )
+        config = TrainConfig(
+            max_epochs=self.max_epochs, batch_size=self.batch_size, max_tokens=None,
+            learning_rate=float(self.learning_rate), weight_decay=float(self.weight_decay),
+            clip_norm=float(self.clip_norm), patience=self.patience, bf16=self._bf16(True),
+            seed=seed, checkpoint_dir=None if self.checkpoint_dir is None else str(self.checkpoint_dir),
+            checkpoint_every=self.checkpoint_every, verbose=bool(self.verbose), device=str(device),
+        )
+        with torch_threads(self.n_threads), torch.random.fork_rng(devices=[]):
+            torch.manual_seed(seed)
+            lm = self._build_language_model(len(vocabulary), pretrained).to(device)
+            self.token_input_dim_ = (
+                lm.bilm.token_layer.embedding.weight.shape[1] if self.token_layer == "word" else None
+            )
+            pretrainer = Pretrainer(lm, config, self._fingerprint(config, train))
+            self.history_ = pretrainer.run(train, valid, self._chars(train))
+        self.language_model_ = lm.eval()
+        self.n_epochs_ = len(self.history_)
+        self.output_dim_ = 2 * self.embedding_dim
+        self.n_representations_ = self.n_layers + 1
+        return self
+
+    def _fingerprint(self, config: TrainConfig, train: Windows) -> str:
+        # Parameters that do not change the trajectory (max_epochs and patience only
+        # decide where it ends, so a run can be resumed with more epochs).
+        ignored = ("verbose", "n_threads", "checkpoint_dir", "checkpoint_every", "max_epochs",
+                   "patience")
+        params = {k: repr(v) for k, v in self.get_params().items() if k not in ignored}
+        digest = hashlib.sha256(json.dumps(params, sort_keys=True).encode())
+        digest.update(json.dumps(self.vocabulary_.tokens).encode())
+        digest.update(np.ascontiguousarray(train.word_ids).tobytes())
+        digest.update(np.ascontiguousarray(train.offsets).tobytes())
+        return digest.hexdigest()
+
+    # -------------------------------------------------------------------- inference
+    def _inference_context(self):
+        stack = contextlib.ExitStack()
+        stack.enter_context(torch_threads(self.n_threads))
+        stack.enter_context(torch.inference_mode())
+        stack.enter_context(autocast(str(self._device), self._bf16(False)))
+        return stack
+
+    def iter_embed(self, X, batch_size: int | None = None, chunk_size: int = 1024) -> Iterator[np.ndarray]:
+        """Stream the layer representations, one document at a time, in order.
+
+        Documents are read ``chunk_size`` at a time (``X`` may be a generator over a
+        corpus that does not fit in memory); within a chunk, windows are bucketed by
+        length into batches of ``batch_size`` windows (default ``4 * self.batch_size``).
+
+        Yields
+        ------
+        layers : ndarray of shape (n_tokens, n_layers + 1, 2 * embedding_dim), float32
+            ``n_tokens`` is the document's token count (0 for an empty document).
+        """
+        check_is_fitted(self, "language_model_")
+        from .._text import validate_documents
+
+        if isinstance(X, (str, bytes)) or X is None:
+            validate_documents(X)  # raises the usual, precise error
+        chunk: list = []
+        for item in X:
+            chunk.append(item)
+            if len(chunk) == chunk_size:
+                yield from self._embed_chunk(chunk, batch_size)
+                chunk = []
+        if chunk:
+            yield from self._embed_chunk(chunk, batch_size)
+
+    def _embed_chunk(self, documents, batch_size):
+        token_lists = self._tokenize(documents)
+        windows = self._windows(token_lists)
+        chars = self._chars(windows)
+        lengths = windows.lengths
+        content_offsets = np.concatenate([[0], np.cumsum(lengths - 2)])
+        out = np.empty((content_offsets[-1], self.n_representations_, self.output_dim_), np.float32)
+        batches = bucket_batches(lengths, batch_size or 4 * self.batch_size)
+        lm = self.language_model_
+        with self._inference_context():
+            for batch in iter_batches(windows, batches, chars, self._device):
+                layers = lm.bilm.layer_representations(batch.inputs, batch.lengths).float().cpu().numpy()
+                for row, window in enumerate(batch.windows):
+                    n = lengths[window] - 2
+                    out[content_offsets[window] : content_offsets[window] + n] = layers[row, 1 : n + 1]
+        doc_lengths = np.fromiter((len(t) for t in token_lists), np.int64, len(token_lists))
+        doc_offsets = np.concatenate([[0], np.cumsum(doc_lengths)])
+        for i in range(len(token_lists)):
+            yield out[doc_offsets[i] : doc_offsets[i + 1]]
+
+    def embed(self, X, batch_size: int | None = None) -> list[np.ndarray]:
+        """Layer representations of every token of every document.
+
+        Parameters
+        ----------
+        X : iterable of str
+        batch_size : int, default=None
+            Windows per inference batch (default ``4 * self.batch_size``).
+
+        Returns
+        -------
+        layers : list of ndarray, one per document, shape (n_tokens, n_layers + 1, 2 * embedding_dim)
+            float32; representation 0 is the token layer, 1.. the LSTM layers. A
+            document's arrays do not depend on the other documents in ``X``.
+        """
+        from .._text import validate_documents
+
+        documents = validate_documents(X)
+        return [layers.copy() for layers in self.iter_embed(documents, batch_size, chunk_size=max(1, len(documents)))]
+
+    def perplexity(self, X) -> float:
+        """Exact perplexity of both directions on the documents ``X``."""
+        check_is_fitted(self, "language_model_")
+        windows = self._windows(self._tokenize(X))
+        with torch_threads(self.n_threads):
+            return evaluate_perplexity(self.language_model_, windows, self._chars(windows),
+                                       4 * self.batch_size, self._bf16(False), str(self._device))
+
+    # ------------------------------------------------------------------ persistence
+    def save(self, path) -> None:
+        """Save to one file: JSON configuration, vocabulary and tensors (no pickled code).
+
+        The file is written next to ``path`` and renamed into place, so a failed save
+        leaves an existing file untouched. Load it with :meth:`BiLM.load`.
+        """
+        from .io import save_bilm
+
+        check_is_fitted(self, "language_model_")
+        save_bilm(self, path)
+
+    @classmethod
+    def load(cls, path, device: str = "cpu") -> "BiLM":
+        """Load a file written by :meth:`save` (with ``torch.load(weights_only=True)``)."""
+        from .io import load_bilm
+
+        return load_bilm(path, device)
+
+    def __getstate__(self):
+        state = super().__getstate__()
+        lm = state.pop("language_model_", None)
+        if lm is not None:
+            state["_language_model_state"] = {k: v.detach().cpu() for k, v in lm.state_dict().items()}
+        return state
+
+    def __setstate__(self, state):
+        state = dict(state)
+        weights = state.pop("_language_model_state", None)
+        super().__setstate__(state)
+        if weights is not None:
+            self.language_model_ = self._restore_language_model(weights)
+
+    def _restore_language_model(self, weights: dict) -> LanguageModel:
+        lm = self._build_language_model(len(self.vocabulary_), input_dim=self.token_input_dim_)
+        lm.load_state_dict(weights)
+        device = torch.device("cpu")
+        with contextlib.suppress(ValueError):
+            device = self._device  # a model trained on CUDA loads on a CPU-only machine
+        return lm.to(device).eval()

@@ -1,0 +1,110 @@
+"""Safe persistence of a fitted BiLM: one file of JSON strings and tensors.
+
+The file is written with ``torch.save`` and read with ``torch.load(weights_only=True)``:
+it holds only strings, numbers and tensors, so loading never runs pickled code, and
+tensors are mapped to the CPU whatever device trained the model.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import warnings
+from pathlib import Path
+
+import torch
+
+from .._text import Vocabulary
+from .._versions import version_stamps
+from ..exceptions import ElmofeatVersionWarning
+
+FORMAT = "elmofeat-bilm"
+FORMAT_VERSION = 1
+STAMPED = ("elmofeat", "torch", "scikit-learn", "numpy")
+# Parameters that are not part of the saved model (they describe how it was trained).
+UNSAVED_PARAMS = ("pretrained_vectors", "checkpoint_dir", "tokenizer")
+
+
+def save_bilm(bilm, path) -> None:
+    """Write ``bilm`` to ``path`` atomically (a failed save keeps the old file)."""
+    if bilm.tokenizer is not None:
+        raise ValueError(
+            "a BiLM with a custom tokenizer callable cannot be saved as data; pickle it "
+            "with joblib instead (and keep the tokenizer importable)"
+        )
+    params = {k: v for k, v in bilm.get_params().items() if k not in UNSAVED_PARAMS}
+    params["char_filters"] = [list(f) for f in params["char_filters"]]
+    fitted = {
+        "history": bilm.history_,
+        "n_epochs": bilm.n_epochs_,
+        "pretrained_coverage": bilm.pretrained_coverage_,
+        "token_input_dim": bilm.token_input_dim_,
+        "trained_with_pretrained_vectors": bilm.pretrained_vectors is not None,
+    }
+    payload = {
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "versions": json.dumps(version_stamps(STAMPED)),
+        "params": json.dumps(params),
+        "fitted": json.dumps(fitted),
+        "vocabulary": list(bilm.vocabulary_.tokens),
+        "counts": torch.from_numpy(bilm.vocabulary_.counts.copy()),
+        "state_dict": {k: v.detach().cpu() for k, v in bilm.language_model_.state_dict().items()},
+    }
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    try:
+        torch.save(payload, tmp)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+
+
+def load_bilm(path, device: str = "cpu"):
+    """Read a file written by :func:`save_bilm`, checking format, versions and shapes."""
+    from .estimator import BiLM
+
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"no BiLM file at {path}")
+    try:
+        payload = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as exc:
+        raise ValueError(
+            f"{path} is not a readable elmofeat BiLM file (truncated, corrupted or another "
+            f"format): {exc}"
+        ) from exc
+    if not isinstance(payload, dict) or payload.get("format") != FORMAT:
+        raise ValueError(f"{path} is not an elmofeat BiLM file")
+    if payload.get("format_version") != FORMAT_VERSION:
+        raise ValueError(
+            f"{path} has BiLM file format {payload.get('format_version')}; this elmofeat reads "
+            f"format {FORMAT_VERSION}: upgrade elmofeat"
+        )
+    saved = json.loads(payload["versions"])
+    current = version_stamps(STAMPED)
+    changed = [f"{p} {v} -> {current[p]}" for p, v in saved.items() if current.get(p) != v]
+    if changed:
+        warnings.warn(f"{path} was saved with other versions ({', '.join(changed)})",
+                      ElmofeatVersionWarning, stacklevel=3)
+    params = json.loads(payload["params"])
+    params["char_filters"] = tuple(tuple(f) for f in params["char_filters"])
+    params["device"] = device
+    fitted = json.loads(payload["fitted"])
+    bilm = BiLM(**params)
+    bilm.vocabulary_ = Vocabulary(payload["vocabulary"], payload["counts"].numpy(), unknown="<unk>")
+    bilm.history_ = fitted["history"]
+    bilm.n_epochs_ = fitted["n_epochs"]
+    bilm.pretrained_coverage_ = fitted["pretrained_coverage"]
+    bilm.token_input_dim_ = fitted["token_input_dim"]
+    bilm.output_dim_ = 2 * bilm.embedding_dim
+    bilm.n_representations_ = bilm.n_layers + 1
+    try:
+        bilm.language_model_ = bilm._restore_language_model(payload["state_dict"])
+    except RuntimeError as exc:  # shape or key mismatch from load_state_dict
+        raise ValueError(f"{path}: the weights do not match the saved configuration: {exc}") from exc
+    return bilm

@@ -1,0 +1,470 @@
+import gzip
+import pickle
+import subprocess
+import sys
+import textwrap
+
+import joblib
+import numpy as np
+import pytest
+import torch
+from gensim.models import KeyedVectors
+
+from elmofeat import BiLM, SkipGramVectorizer
+from elmofeat.bilm.model import BiLMModule, reverse_padded
+from elmofeat.bilm.pretrained import load_word_vectors
+from elmofeat.bilm.softmax import AdaptiveSoftmax, FullSoftmax, SampledSoftmax
+from elmofeat.bilm.token_layers import CharCNN, WordEmbedding
+from elmofeat.exceptions import ElmofeatVersionWarning
+
+from .estimator_checks import make_topic_corpus
+
+TINY = dict(embedding_dim=16, hidden_dim=16, max_epochs=2, batch_size=16, random_state=0)
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    docs, _ = make_topic_corpus(160)
+    return docs
+
+
+@pytest.fixture(scope="module")
+def fitted(corpus):
+    return BiLM(**TINY).fit(corpus)
+
+
+def _weights(bilm):
+    return {k: v.clone() for k, v in bilm.language_model_.state_dict().items()}
+
+
+# ------------------------------------------------------------------------ the model
+
+
+def test_reverse_padded_reverses_within_length_only():
+    x = torch.arange(10).reshape(2, 5)
+    out = reverse_padded(x, torch.tensor([3, 5]))
+    assert out.tolist() == [[2, 1, 0, 3, 4], [9, 8, 7, 6, 5]]
+    assert torch.equal(reverse_padded(out, torch.tensor([3, 5])), x)
+
+
+@pytest.mark.parametrize("projection", [False, True])
+def test_directions_never_see_the_token_they_predict(projection):
+    torch.manual_seed(0)
+    module = BiLMModule(WordEmbedding(50, 8), hidden_dim=12 if projection else 8,
+                        projection=projection, dropout=0.0).eval()
+    ids = torch.randint(4, 50, (1, 9))
+    lengths = torch.tensor([9])
+    _, fwd, bwd = module(ids, lengths)
+    changed = ids.clone()
+    changed[0, 5] = (changed[0, 5] + 1 - 4) % 46 + 4  # a different word at position 5
+    _, fwd2, bwd2 = module(changed, lengths)
+    for a, b in zip(fwd, fwd2):  # forward state at t <= 4 (predicts t + 1 <= 5) is unchanged
+        assert torch.allclose(a[0, :5], b[0, :5]) and not torch.allclose(a[0, 5:], b[0, 5:])
+    for a, b in zip(bwd, bwd2):  # backward state at t >= 6 (predicts t - 1 >= 5) is unchanged
+        assert torch.allclose(a[0, 6:], b[0, 6:]) and not torch.allclose(a[0, :6], b[0, :6])
+
+
+def test_padding_does_not_change_real_positions():
+    torch.manual_seed(0)
+    module = BiLMModule(WordEmbedding(30, 8), hidden_dim=8, dropout=0.0).eval()
+    ids = torch.randint(4, 30, (1, 6))
+    alone = module.layer_representations(ids, torch.tensor([6]))
+    padded = torch.cat([ids, torch.zeros(1, 4, dtype=torch.long)], dim=1)
+    batch = module.layer_representations(padded, torch.tensor([6]))
+    torch.testing.assert_close(batch[:, :6], alone)
+
+
+def test_hidden_dim_without_projection_is_rejected():
+    with pytest.raises(ValueError, match="projection"):
+        BiLMModule(WordEmbedding(10, 8), hidden_dim=16, projection=False)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: FullSoftmax(8, 40),
+    lambda: SampledSoftmax(8, 40, n_samples=10),
+    lambda: AdaptiveSoftmax(8, 40),
+])
+def test_softmax_log_likelihoods_are_normalised(make):
+    torch.manual_seed(0)
+    softmax = make().eval()
+    hidden = torch.randn(3, 8)
+    total = torch.stack([
+        softmax.log_likelihood(hidden, torch.full((3,), w, dtype=torch.long)).exp()
+        for w in range(40)
+    ]).sum(0)
+    torch.testing.assert_close(total, torch.ones(3), rtol=1e-4, atol=1e-4)
+
+
+def test_sampled_softmax_trains_on_samples_and_evaluates_exactly():
+    torch.manual_seed(0)
+    softmax = SampledSoftmax(8, 500, n_samples=20)
+    hidden, targets = torch.randn(16, 8), torch.randint(0, 500, (16,))
+    exact = FullSoftmax.loss(softmax, hidden, targets)
+    softmax.eval()
+    torch.testing.assert_close(softmax.loss(hidden, targets), exact)
+    softmax.train()
+    sampled = softmax.loss(hidden, targets)
+    assert torch.isfinite(sampled) and not torch.isclose(sampled, exact)
+
+
+def test_char_cnn_gives_distinct_vectors_to_unseen_words():
+    torch.manual_seed(0)
+    layer = CharCNN(8, filters=((1, 4), (2, 4)), n_highway=1)
+    from elmofeat.bilm.token_layers import encode_words_as_bytes
+
+    chars = torch.from_numpy(encode_words_as_bytes(["zyxq", "qxyz", "zyxq"], 10))[None]
+    out = layer(chars)[0]
+    assert out.shape == (3, 8)
+    assert not torch.allclose(out[0], out[1]) and torch.allclose(out[0], out[2])
+
+
+# ---------------------------------------------------------------------- fit / embed
+
+
+def test_embed_shapes_and_empty_document(fitted, corpus):
+    out = fitted.embed([corpus[0], "", "unseen words here ."])
+    n_tokens = len(fitted._tokenize([corpus[0]])[0])
+    assert out[0].shape == (n_tokens, 3, 32) and out[0].dtype == np.float32
+    assert out[1].shape == (0, 3, 32)
+    assert out[2].shape == (4, 3, 32)
+    # The token layer is [e; e]: both halves equal.
+    np.testing.assert_array_equal(out[0][:, 0, :16], out[0][:, 0, 16:])
+    assert fitted.output_dim_ == 32 and fitted.n_representations_ == 3
+
+
+def test_embed_does_not_depend_on_the_batch(fitted, corpus):
+    together = fitted.embed(corpus[:12])
+    for doc, layers in zip(corpus[:12], together):
+        np.testing.assert_allclose(fitted.embed([doc])[0], layers, rtol=1e-5, atol=1e-5)
+    streamed = list(fitted.iter_embed(iter(corpus[:12]), batch_size=3, chunk_size=5))
+    for a, b in zip(streamed, together):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+
+
+def test_long_documents_are_split_into_windows_not_truncated(corpus):
+    bilm = BiLM(**{**TINY, "max_len": 8, "max_epochs": 1}).fit(corpus)
+    long_doc = " ".join(corpus[:6])
+    n_tokens = len(bilm._tokenize([long_doc])[0])
+    assert n_tokens > 20
+    layers = bilm.embed([long_doc])[0]
+    assert layers.shape[0] == n_tokens
+    tokens = bilm._tokenize([long_doc])[0]
+    first_window = bilm.embed([" ".join(tokens[:8])])[0]
+    np.testing.assert_allclose(layers[:8], first_window, rtol=1e-5, atol=1e-5)
+
+
+def test_training_lowers_validation_perplexity(corpus):
+    bilm = BiLM(**{**TINY, "max_epochs": 6, "patience": None, "validation_fraction": 0.2,
+                   "learning_rate": 0.02}).fit(corpus)
+    ppl = [h["validation_perplexity"] for h in bilm.history_]
+    assert len(ppl) == 6 and ppl[-1] < 0.8 * ppl[0]
+    assert all(h["tokens_per_second"] > 0 and h["train_perplexity"] > 1 for h in bilm.history_)
+    assert ppl[-1] < 0.75 * len(bilm.vocabulary_)  # well below uniform guessing
+
+
+def test_early_stopping_keeps_the_best_epoch(corpus):
+    bilm = BiLM(**{**TINY, "max_epochs": 30, "patience": 1, "learning_rate": 0.05,
+                   "validation_fraction": 0.3}).fit(corpus)
+    ppl = [h["validation_perplexity"] for h in bilm.history_]
+    assert bilm.n_epochs_ < 30
+    assert ppl[-1] >= min(ppl)
+
+
+def test_same_random_state_same_weights_and_no_global_side_effects(corpus):
+    torch.manual_seed(123)
+    rng_before, threads_before = torch.get_rng_state(), torch.get_num_threads()
+    a = BiLM(**{**TINY, "n_threads": 1}).fit(corpus)
+    assert torch.equal(torch.get_rng_state(), rng_before)
+    assert torch.get_num_threads() == threads_before
+    b = BiLM(**TINY).fit(corpus)
+    for (name, x), y in zip(_weights(a).items(), _weights(b).values()):
+        assert torch.equal(x, y), name
+    c = BiLM(**{**TINY, "random_state": 1}).fit(corpus)
+    assert not torch.equal(_weights(a)["bilm.forward_lstm.layers.0.weight_ih_l0"],
+                           _weights(c)["bilm.forward_lstm.layers.0.weight_ih_l0"])
+
+
+@pytest.mark.parametrize("token_layer, softmax", [
+    ("word", "sampled"), ("word", "full"), ("char", "adaptive"), ("char", "sampled"),
+])
+def test_token_layers_and_softmaxes_train(corpus, token_layer, softmax):
+    bilm = BiLM(**{**TINY, "token_layer": token_layer, "softmax": softmax, "n_samples": 30,
+                   "hidden_dim": 24, "char_filters": ((1, 8), (2, 8), (3, 16))}).fit(corpus)
+    out = bilm.embed(["topic1word2 unseenword ."])[0]
+    assert out.shape == (3, 3, 32) and np.isfinite(out).all()
+    assert np.isfinite(bilm.perplexity(corpus[:10]))
+    if token_layer == "char":  # unseen words get their own token vector
+        other = bilm.embed(["topic1word2 otherunseen ."])[0]
+        assert not np.allclose(out[1, 0], other[1, 0])
+
+
+def test_unseen_words_share_unk_in_the_word_layer(fitted):
+    a, b = fitted.embed(["qqqnew", "zzznew"])
+    np.testing.assert_array_equal(a[0, 0], b[0, 0])
+
+
+def test_tied_weights_share_the_embedding(corpus):
+    bilm = BiLM(**{**TINY, "softmax": "full", "tie_weights": True}).fit(corpus)
+    lm = bilm.language_model_
+    assert lm.softmax.weight is lm.bilm.token_layer.embedding.weight
+
+
+def test_verbose_shows_a_progress_bar(corpus, capsys):
+    BiLM(**{**TINY, "max_epochs": 1, "verbose": True}).fit(corpus)
+    err = capsys.readouterr().err
+    assert "biLM epoch 1/1" in err and "tok_s" in err
+
+
+@pytest.mark.parametrize("params, error, match", [
+    ({"token_layer": "bytes"}, ValueError, "token_layer"),
+    ({"softmax": "hierarchical"}, ValueError, "softmax"),
+    ({"precision": "fp16"}, ValueError, "precision"),
+    ({"embedding_dim": 0}, ValueError, "embedding_dim"),
+    ({"dropout": 1.0}, ValueError, "dropout"),
+    ({"learning_rate": 0}, ValueError, "learning_rate"),
+    ({"tie_weights": True}, ValueError, "tie_weights"),
+    ({"token_layer": "char", "pretrained_vectors": "x.txt"}, ValueError, "pretrained_vectors"),
+    ({"char_filters": ((1, 0),)}, ValueError, "char_filters"),
+    ({"char_filters": "abc"}, ValueError, "char_filters"),
+    ({"device": "tpu"}, ValueError, "device"),
+    ({"min_count": 10_000}, ValueError, "vocabulary is empty"),
+    ({"pretrained_vectors": 3.5}, TypeError, "pretrained_vectors"),
+])
+def test_bad_parameters_raise_clear_errors(corpus, params, error, match):
+    with pytest.raises(error, match=match):
+        BiLM(**{**TINY, **params}).fit(corpus)
+
+
+def test_bad_input_raises_clear_errors(fitted):
+    with pytest.raises(TypeError, match="single str"):
+        BiLM(**TINY).fit("one document")
+    with pytest.raises(TypeError, match=r"X\[1\] is None"):
+        fitted.embed(["ok", None])
+    with pytest.raises(TypeError, match="single str"):
+        fitted.embed("one document")
+    with pytest.raises(TypeError, match="single str"):
+        next(fitted.iter_embed("one document"))
+    with pytest.raises(ValueError, match="empty"):
+        BiLM(**TINY).fit([])
+
+
+def test_unfitted_embed_raises():
+    from sklearn.exceptions import NotFittedError
+
+    with pytest.raises(NotFittedError):
+        BiLM().embed(["a"])
+
+
+# ----------------------------------------------------------------- pretrained vectors
+
+
+def _glove_file(path, words, dim, header=False, gz=False):
+    rng = np.random.RandomState(0)
+    vectors = rng.randn(len(words), dim).astype(np.float32)
+    lines = [f"{len(words)} {dim}"] if header else []
+    lines += [w + " " + " ".join(f"{x:.6f}" for x in v) for w, v in zip(words, vectors)]
+    data = ("\n".join(lines) + "\n").encode()
+    path.write_bytes(gzip.compress(data) if gz else data)
+    return dict(zip(words, vectors))
+
+
+@pytest.mark.parametrize("header, gz", [(False, False), (True, False), (False, True)])
+def test_word_vector_files_are_read_with_or_without_header(tmp_path, header, gz):
+    path = tmp_path / ("v.txt.gz" if gz else "v.txt")
+    truth = _glove_file(path, ["alpha", "beta", "gamma"], 4, header, gz)
+    kv = load_word_vectors(path)
+    assert kv.index_to_key == ["alpha", "beta", "gamma"]
+    np.testing.assert_allclose(kv["beta"], truth["beta"], atol=1e-6)
+    with pytest.raises(FileNotFoundError, match="not found"):
+        load_word_vectors(tmp_path / "missing.txt")
+
+
+def test_word_embedding_initialisation_from_pretrained_rows():
+    pretrained = np.array([[np.nan] * 3, [1, 2, 3], [np.nan] * 3, [4, 5, 6]], dtype=np.float32)
+    torch.manual_seed(0)
+    layer = WordEmbedding(4, 3, pretrained)
+    weight = layer.embedding.weight.detach().numpy()
+    np.testing.assert_array_equal(weight[1], [1, 2, 3])
+    np.testing.assert_array_equal(weight[0], 0)  # padding
+    assert np.isfinite(weight[2]).all() and layer.projection is None
+    wide = WordEmbedding(4, 8, pretrained)
+    assert wide.projection is not None and wide(torch.tensor([[1, 3]])).shape == (1, 2, 8)
+
+
+def test_fit_with_pretrained_keyed_vectors_logs_coverage(corpus, caplog):
+    kv = KeyedVectors(vector_size=10)
+    words = [f"topic0word{i}" for i in range(12)] + ["common1", "notinthecorpus"]
+    kv.add_vectors(words, np.random.RandomState(0).randn(len(words), 10).astype(np.float32))
+    with caplog.at_level("INFO", logger="elmofeat"):
+        bilm = BiLM(**{**TINY, "max_epochs": 1, "pretrained_vectors": kv}).fit(corpus)
+    assert bilm.pretrained_coverage_["found"] == 13
+    assert bilm.pretrained_coverage_["missing"] == len(bilm.vocabulary_) - 4 - 13
+    assert "pretrained vectors cover 13" in caplog.text
+    assert bilm.language_model_.bilm.token_layer.projection is not None  # 10 -> 16
+    assert bilm.embed(["topic0word1 ."])[0].shape == (2, 3, 32)
+
+
+def test_fit_with_glove_file_and_with_vectorizers(corpus, tmp_path):
+    path = tmp_path / "glove.txt"
+    _glove_file(path, ["topic0word1", "common2", "."], 16)
+    bilm = BiLM(**{**TINY, "max_epochs": 1, "pretrained_vectors": str(path)}).fit(corpus)
+    assert bilm.pretrained_coverage_["found"] == 3
+    assert bilm.language_model_.bilm.token_layer.projection is None
+    fitted_vec = SkipGramVectorizer(vector_size=16, min_count=1, random_state=0).fit(corpus)
+    a = BiLM(**{**TINY, "max_epochs": 1, "pretrained_vectors": fitted_vec}).fit(corpus)
+    b = BiLM(**{**TINY, "max_epochs": 1,
+                "pretrained_vectors": SkipGramVectorizer(vector_size=16, min_count=1, random_state=0)}).fit(corpus)
+    assert a.pretrained_coverage_["found"] > 40
+    for x, y in zip(_weights(a).values(), _weights(b).values()):
+        assert torch.equal(x, y)
+
+
+# ----------------------------------------------------------------------- persistence
+
+
+def test_save_and_load_round_trip(fitted, corpus, tmp_path):
+    path = tmp_path / "bilm.pt"
+    fitted.save(path)
+    loaded = BiLM.load(path)
+    assert loaded.get_params() == {**fitted.get_params()}
+    assert loaded.vocabulary_.tokens == fitted.vocabulary_.tokens
+    assert loaded.history_ == fitted.history_
+    for a, b in zip(loaded.embed(corpus[:5]), fitted.embed(corpus[:5])):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_load_rejects_truncated_foreign_and_malicious_files(fitted, tmp_path):
+    path = tmp_path / "bilm.pt"
+    fitted.save(path)
+    data = path.read_bytes()
+    (tmp_path / "cut.pt").write_bytes(data[: len(data) // 2])
+    with pytest.raises(ValueError, match="not a readable elmofeat BiLM file"):
+        BiLM.load(tmp_path / "cut.pt")
+    torch.save({"weights": torch.zeros(2)}, tmp_path / "foreign.pt")
+    with pytest.raises(ValueError, match="not an elmofeat BiLM file"):
+        BiLM.load(tmp_path / "foreign.pt")
+    (tmp_path / "text.pt").write_text("hello")
+    with pytest.raises(ValueError, match="not a readable"):
+        BiLM.load(tmp_path / "text.pt")
+
+    class Evil:
+        def __reduce__(self):
+            return (print, ("pwned",))
+
+    torch.save({"format": "elmofeat-bilm", "x": Evil()}, tmp_path / "evil.pt")
+    with pytest.raises(ValueError, match="not a readable"):
+        BiLM.load(tmp_path / "evil.pt")
+    with pytest.raises(FileNotFoundError):
+        BiLM.load(tmp_path / "nothing.pt")
+
+
+def test_load_checks_shapes_and_versions(fitted, tmp_path):
+    path = tmp_path / "bilm.pt"
+    fitted.save(path)
+    payload = torch.load(path, weights_only=True)
+    payload["state_dict"]["bilm.token_layer.embedding.weight"] = torch.zeros(3, 3)
+    torch.save(payload, tmp_path / "shapes.pt")
+    with pytest.raises(ValueError, match="do not match"):
+        BiLM.load(tmp_path / "shapes.pt")
+    payload = torch.load(path, weights_only=True)
+    payload["versions"] = payload["versions"].replace('"torch": "', '"torch": "0.1-')
+    torch.save(payload, tmp_path / "old.pt")
+    with pytest.warns(ElmofeatVersionWarning, match="torch 0.1-"):
+        BiLM.load(tmp_path / "old.pt")
+    payload["format_version"] = 99
+    torch.save(payload, tmp_path / "future.pt")
+    with pytest.raises(ValueError, match="format 99"):
+        BiLM.load(tmp_path / "future.pt")
+
+
+def test_failed_save_keeps_the_previous_file(fitted, tmp_path, monkeypatch):
+    path = tmp_path / "bilm.pt"
+    fitted.save(path)
+    before = path.read_bytes()
+
+    def broken_save(obj, f, *args, **kwargs):
+        with open(f, "wb") as out:
+            out.write(b"partial")
+        raise OSError("disk full")
+
+    monkeypatch.setattr(torch, "save", broken_save)
+    with pytest.raises(OSError, match="disk full"):
+        fitted.save(path)
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bilm.pt"]
+
+
+def test_pickle_stores_cpu_tensors_and_loads_in_a_fresh_process(fitted, corpus, tmp_path):
+    state = fitted.__getstate__()
+    assert "language_model_" not in state
+    assert all(t.device.type == "cpu" for t in state["_language_model_state"].values())
+    assert state["_elmofeat_version_stamps"]["torch"] is not None
+    assert "language_model_" in vars(fitted)  # pickling did not change the live object
+    path = tmp_path / "bilm.joblib"
+    joblib.dump(fitted, path)
+    expected = fitted.embed(corpus[:3])
+    code = textwrap.dedent(f"""
+        import warnings, joblib, numpy as np
+        warnings.simplefilter("error")
+        bilm = joblib.load({str(path)!r})
+        np.save({str(tmp_path / 'out.npy')!r}, np.concatenate(bilm.embed({corpus[:3]!r})))
+    """)
+    subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, timeout=300)
+    np.testing.assert_array_equal(np.load(tmp_path / "out.npy"), np.concatenate(expected))
+    restored = pickle.loads(pickle.dumps(fitted))
+    np.testing.assert_array_equal(np.concatenate(restored.embed(corpus[:3])), np.concatenate(expected))
+
+
+# ----------------------------------------------------------------------- checkpoints
+
+
+def test_interrupted_fit_resumes_to_the_same_weights(corpus, tmp_path, monkeypatch):
+    params = {**TINY, "max_epochs": 3, "patience": None, "checkpoint_every": 3}
+    uninterrupted = BiLM(**params, checkpoint_dir=tmp_path / "a").fit(corpus)
+    assert (tmp_path / "a" / "checkpoint.pt").is_file()
+
+    original_step = torch.optim.AdamW.step
+    calls = {"n": 0}
+
+    def step_then_crash(self, *args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == 17:  # mid-epoch 2, two steps after the checkpoint at step 15
+            raise KeyboardInterrupt
+        return original_step(self, *args, **kwargs)
+
+    monkeypatch.setattr(torch.optim.AdamW, "step", step_then_crash)
+    with pytest.raises(KeyboardInterrupt):
+        BiLM(**params, checkpoint_dir=tmp_path / "b").fit(corpus)
+    monkeypatch.setattr(torch.optim.AdamW, "step", original_step)
+    state = torch.load(tmp_path / "b" / "checkpoint.pt", weights_only=True)
+    assert state["global_step"] == 15 and state["epoch"] == 1
+    resumed = BiLM(**params, checkpoint_dir=tmp_path / "b").fit(corpus)
+    for (name, x), y in zip(_weights(uninterrupted).items(), _weights(resumed).values()):
+        assert torch.equal(x, y), name
+    # A checkpoint of other texts is refused, not silently resumed.
+    with pytest.raises(ValueError, match="other texts or parameters"):
+        BiLM(**params, checkpoint_dir=tmp_path / "b").fit(corpus[:50])
+
+
+# ------------------------------------------------------------------------ torchrun
+
+
+def test_torchrun_ddp_two_processes_stay_in_sync(corpus, tmp_path):
+    texts = tmp_path / "corpus.txt"
+    texts.write_text("\n".join(corpus))
+    params = '{"embedding_dim": 16, "hidden_dim": 16, "max_epochs": 2, "batch_size": 8, "random_state": 0}'
+    result = subprocess.run(
+        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
+         "-m", "elmofeat.bilm.distributed", "--texts", str(texts), "--output",
+         str(tmp_path / "ddp.pt"), "--params", params, "--digest-dir", str(tmp_path / "digests")],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    digests = {p.name: p.read_text() for p in (tmp_path / "digests").iterdir()}
+    assert set(digests) == {"rank0.txt", "rank1.txt"}
+    assert digests["rank0.txt"] == digests["rank1.txt"]
+    loaded = BiLM.load(tmp_path / "ddp.pt")
+    from elmofeat.bilm.distributed import weights_digest
+
+    assert weights_digest(loaded) == digests["rank0.txt"]
+    assert loaded.n_epochs_ == 2 and loaded.history_[0]["validation_perplexity"] > 1
