@@ -135,6 +135,10 @@ class BiLM(TextEstimatorMixin, BaseEstimator):
         parameters there resumes from it and ends with the same weights as an
         uninterrupted fit.
     checkpoint_every : int, default=None
+    max_time : float, default=None
+        Stop pretraining after this many seconds (checked after every step; the
+        partial epoch is validated and recorded). Runs cut by time are not
+        reproducible step for step.
     random_state : int, RandomState instance or None, default=None
         Seeds initialisation, the validation split, batch order, dropout and sampling.
         The global torch random state is left as it was.
@@ -150,7 +154,8 @@ class BiLM(TextEstimatorMixin, BaseEstimator):
         The torch modules (``.bilm`` and ``.softmax``), on ``device``.
     history_ : list of dict
         Per epoch: ``train_perplexity``, ``validation_perplexity`` (None without a
-        validation set) and ``tokens_per_second``.
+        validation set), ``tokens_per_second`` (LM targets of both directions per
+        second) and ``seconds`` of training.
     n_epochs_ : int
     output_dim_ : int
         Width of each layer representation, ``2 * embedding_dim``.
@@ -205,6 +210,7 @@ class BiLM(TextEstimatorMixin, BaseEstimator):
         device="cpu",
         checkpoint_dir=None,
         checkpoint_every=None,
+        max_time=None,
         random_state=None,
         verbose=False,
     ):
@@ -239,6 +245,7 @@ class BiLM(TextEstimatorMixin, BaseEstimator):
         self.device = device
         self.checkpoint_dir = checkpoint_dir
         self.checkpoint_every = checkpoint_every
+        self.max_time = max_time
         self.random_state = random_state
         self.verbose = verbose
 
@@ -258,6 +265,8 @@ class BiLM(TextEstimatorMixin, BaseEstimator):
         for name in ("max_features", "n_threads", "checkpoint_every", "patience"):
             if getattr(self, name) is not None:
                 check_scalar(getattr(self, name), name, Integral, min_val=1)
+        if self.max_time is not None:
+            check_scalar(self.max_time, "max_time", Real, min_val=0, include_boundaries="neither")
         check_scalar(self.dropout, "dropout", Real, min_val=0, max_val=1, include_boundaries="left")
         check_scalar(self.learning_rate, "learning_rate", Real, min_val=0, include_boundaries="neither")
         check_scalar(self.weight_decay, "weight_decay", Real, min_val=0)
@@ -380,6 +389,7 @@ class BiLM(TextEstimatorMixin, BaseEstimator):
             clip_norm=float(self.clip_norm), patience=self.patience, bf16=self._bf16(True),
             seed=seed, checkpoint_dir=None if self.checkpoint_dir is None else str(self.checkpoint_dir),
             checkpoint_every=self.checkpoint_every, verbose=bool(self.verbose), device=str(device),
+            max_time=None if self.max_time is None else float(self.max_time),
         )
         with torch_threads(self.n_threads), torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
@@ -399,7 +409,7 @@ class BiLM(TextEstimatorMixin, BaseEstimator):
         # Parameters that do not change the trajectory (max_epochs and patience only
         # decide where it ends, so a run can be resumed with more epochs).
         ignored = ("verbose", "n_threads", "checkpoint_dir", "checkpoint_every", "max_epochs",
-                   "patience")
+                   "patience", "max_time")
         params = {k: repr(v) for k, v in self.get_params().items() if k not in ignored}
         digest = hashlib.sha256(json.dumps(params, sort_keys=True).encode())
         digest.update(json.dumps(self.vocabulary_.tokens).encode())

@@ -72,6 +72,7 @@ class TrainConfig:
     checkpoint_every: int | None
     verbose: bool
     device: str
+    max_time: float | None = None
 
 
 @contextlib.contextmanager
@@ -163,6 +164,7 @@ class Pretrainer:
         self.epoch, self.step_in_epoch, self.global_step = 0, 0, 0
         self.best_perplexity, self.best_state, self.bad_epochs = math.inf, None, 0
         self.stopped_early = False
+        self._deadline = None if config.max_time is None else time.perf_counter() + config.max_time
 
     # ----------------------------------------------------------------- checkpoints
     @property
@@ -229,7 +231,7 @@ class Pretrainer:
         usable = len(batches) - len(batches) % self.world_size  # equal steps on every rank
         return batches[:usable][self.rank :: self.world_size]
 
-    def _train_epoch(self, train: Windows, chars, progress) -> tuple[float, float]:
+    def _train_epoch(self, train: Windows, chars, progress) -> tuple[float, float, float]:
         cfg = self.config
         batches = self._epoch_batches(train)
         self.lm.train()
@@ -260,11 +262,15 @@ class Pretrainer:
                 )
             if cfg.checkpoint_every and self.global_step % cfg.checkpoint_every == 0:
                 self.save_checkpoint()
+            if self._deadline is not None and time.perf_counter() > self._deadline:
+                self.stopped_early = True  # time budget spent: validate and stop
+                break
         elapsed = time.perf_counter() - start
-        loss_sum, token_count, elapsed = _all_reduce_sum([loss_sum, float(token_count), elapsed])
+        loss_sum, token_count, total_elapsed = _all_reduce_sum([loss_sum, float(token_count), elapsed])
         if not token_count:
-            return float("nan"), 0.0
-        return math.exp(loss_sum / token_count), token_count / (elapsed / self.world_size)
+            return float("nan"), 0.0, elapsed
+        return (math.exp(loss_sum / token_count), token_count / (total_elapsed / self.world_size),
+                elapsed)
 
     def run(self, train: Windows, valid: Windows | None, chars) -> list[dict]:
         """Train until ``max_epochs`` or early stopping; keep the best validated weights."""
@@ -280,12 +286,13 @@ class Pretrainer:
                     desc=f"biLM epoch {self.epoch + 1}/{cfg.max_epochs}", unit="batch",
                 )
             try:
-                train_ppl, tokens_per_s = self._train_epoch(train, chars, progress)
+                train_ppl, tokens_per_s, seconds = self._train_epoch(train, chars, progress)
             finally:
                 if progress is not None:
                     progress.close()
             record = {"epoch": self.epoch + 1, "train_perplexity": train_ppl,
-                      "tokens_per_second": tokens_per_s, "validation_perplexity": None}
+                      "tokens_per_second": tokens_per_s, "seconds": seconds,
+                      "validation_perplexity": None}
             if valid is not None and len(valid):
                 ppl = evaluate_perplexity(self.lm, valid, chars, cfg.batch_size, cfg.bf16, cfg.device)
                 record["validation_perplexity"] = ppl
