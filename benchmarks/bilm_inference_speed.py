@@ -1,0 +1,103 @@
+"""biLM inference speed: batched embed against one document at a time, and FLOP/s.
+
+A default-size BiLM (embedding = hidden = 256, 2 layers per direction) is trained for a
+short time on AG News (inference speed does not depend on how well it is trained);
+then, in the same process:
+
+* batched: ``BiLM.embed`` over --docs documents (length-bucketed batches);
+* one at a time: ``BiLM.embed([doc])`` for the first --single documents;
+* the machine's matrix-multiply peak, measured with torch (2048 x 2048 matmuls) in
+  float32 and bfloat16;
+* the achieved FLOP/s of batched inference from the LSTM arithmetic
+  (2 x 4h x (d_in + h) per position, layer and direction) as a fraction of the peak of
+  the same precision.
+
+Targets: >= 20x over one at a time, >= 40% of peak.
+Writes benchmarks/results/bilm_inference_speed.{json,md}.
+Run: python benchmarks/bilm_inference_speed.py [--docs 3000] [--single 300]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import torch
+
+from _common import markdown_table, write_results
+from elmofeat import BiLM
+from elmofeat.datasets import load_ag_news
+
+
+def matmul_peak(dtype, n=2048, repeats=10) -> float:
+    a, b = torch.randn(n, n).to(dtype), torch.randn(n, n).to(dtype)
+    for _ in range(2):
+        a @ b
+    start = time.perf_counter()
+    for _ in range(repeats):
+        a @ b
+    return 2 * n**3 * repeats / (time.perf_counter() - start)
+
+
+def lstm_flops(bilm, n_positions: int) -> float:
+    d, h = bilm.embedding_dim, bilm.hidden_dim
+    per_layer = 2 * 4 * h * (d + h) + (2 * h * d if h != d else 0)  # gates (+ projection)
+    return n_positions * per_layer * bilm.n_layers * 2  # two directions
+
+
+def timed_embed(bilm, docs, one_at_a_time=False):
+    start = time.perf_counter()
+    if one_at_a_time:
+        out = [bilm.embed([d])[0] for d in docs]
+    else:
+        out = bilm.embed(docs)
+    return time.perf_counter() - start, sum(len(o) for o in out)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--docs", type=int, default=3000)
+    parser.add_argument("--single", type=int, default=300)
+    parser.add_argument("--train-seconds", type=float, default=30)
+    parser.add_argument("--data-home", default=None)
+    args = parser.parse_args()
+    texts = load_ag_news(args.data_home, subset="test").data
+    bilm = BiLM(max_time=args.train_seconds, max_epochs=1, random_state=0).fit(texts)
+    docs = texts[: args.docs]
+    peaks = {"fp32": matmul_peak(torch.float32), "bf16": matmul_peak(torch.bfloat16)}
+    results = {}
+    for precision in ("fp32", "bf16"):
+        bilm.set_params(precision="fp32" if precision == "fp32" else "bf16")
+        timed_embed(bilm, docs[:200])  # warm-up
+        seconds, n_tokens = timed_embed(bilm, docs)
+        single_seconds, single_tokens = timed_embed(bilm, docs[: args.single], one_at_a_time=True)
+        windows = bilm._windows(bilm._tokenize(docs))
+        flops = lstm_flops(bilm, int(windows.lengths.sum())) / seconds
+        results[precision] = {
+            "batched_tokens_per_second": n_tokens / seconds,
+            "single_tokens_per_second": single_tokens / single_seconds,
+            "speedup": (n_tokens / seconds) / (single_tokens / single_seconds),
+            "achieved_flops": flops,
+            "peak_flops": peaks[precision],
+            "fraction_of_peak": flops / peaks[precision],
+        }
+        print(precision, results[precision], flush=True)
+    rows = [[p, f"{r['batched_tokens_per_second']:,.0f}", f"{r['single_tokens_per_second']:,.0f}",
+             f"{r['speedup']:.1f}x", f"{r['achieved_flops'] / 1e9:.1f}",
+             f"{r['peak_flops'] / 1e9:.1f}", f"{100 * r['fraction_of_peak']:.0f}%"]
+            for p, r in results.items()]
+    markdown = (
+        "### biLM inference: batched vs one document at a time\n\n"
+        f"Default-size BiLM (256/256, 2 layers per direction), {len(docs):,} AG News documents "
+        f"batched, {args.single} one at a time, {torch.get_num_threads()} threads. Peak = torch "
+        "2048x2048 matmul in the same precision, same run.\n\n"
+        + markdown_table(["precision", "batched tokens/s", "one-at-a-time tokens/s", "speed-up",
+                          "achieved GFLOP/s", "matmul peak GFLOP/s", "of peak"], rows)
+        + "\n\nTargets: >= 20x over one at a time, >= 40% of peak.\n"
+    )
+    write_results("bilm_inference_speed", {"results": results, "docs": len(docs),
+                                           "single": args.single}, markdown)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,65 @@
+"""biLM pretraining wall time and peak memory against corpus size (one epoch each).
+
+Default-size BiLM (256/256), one epoch, no validation split, on the first N AG News
+documents (N doubled up to the whole 7,600-row partition, then AG News repeated), each
+size in a fresh process so that its peak resident memory is its own.
+
+Writes benchmarks/results/bilm_scaling.{json,md}.
+Run: python benchmarks/bilm_scaling.py [--sizes 1900 3800 7600 15200]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+
+from _common import markdown_table, write_results
+
+CHILD = r"""
+import json, resource, sys, time
+from elmofeat import BiLM
+from elmofeat.datasets import load_ag_news
+n, data_home = int(sys.argv[1]), (sys.argv[2] or None)
+base = load_ag_news(data_home, subset="test").data
+texts = (base * (n // len(base) + 1))[:n]
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+start = time.perf_counter()
+bilm = BiLM(max_epochs=1, validation_fraction=0.0, random_state=0).fit(texts)
+seconds = time.perf_counter() - start
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+h = bilm.history_[0]
+print(json.dumps({"documents": n, "targets": h["tokens_per_second"] * h["seconds"],
+                  "vocabulary": len(bilm.vocabulary_), "seconds": seconds,
+                  "tokens_per_second": h["tokens_per_second"], "peak_rss_mb": peak / 1024,
+                  "fit_extra_rss_mb": (peak - before) / 1024}))
+"""
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1900, 3800, 7600, 15200])
+    parser.add_argument("--data-home", default="")
+    args = parser.parse_args()
+    runs = []
+    for size in args.sizes:
+        out = subprocess.run([sys.executable, "-c", CHILD, str(size), args.data_home],
+                             check=True, capture_output=True, text=True)
+        runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
+        print(runs[-1], flush=True)
+    rows = [[f"{r['documents']:,}", f"{r['targets']:,.0f}", f"{r['vocabulary']:,}",
+             f"{r['seconds']:.1f}", f"{r['tokens_per_second']:,.0f}",
+             f"{r['fit_extra_rss_mb']:,.0f}", f"{r['peak_rss_mb']:,.0f}"] for r in runs]
+    markdown = (
+        "### biLM pretraining cost against corpus size (one epoch)\n\n"
+        "Default BiLM (256/256, adaptive softmax, bf16), AG News documents (repeated past "
+        "7,600), one fresh process per size.\n\n"
+        + markdown_table(["documents", "LM targets", "vocabulary", "fit seconds", "targets/s",
+                          "fit extra peak RSS (MB)", "process peak RSS (MB)"], rows)
+    )
+    write_results("bilm_scaling", {"runs": runs}, markdown)
+
+
+if __name__ == "__main__":
+    main()
