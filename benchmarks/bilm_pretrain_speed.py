@@ -30,40 +30,81 @@ from elmofeat import BiLM
 from elmofeat._text import TextTokenizer, Vocabulary
 from elmofeat.bilm.batching import SPECIALS, UNK, make_batch, make_windows
 from elmofeat.bilm.estimator import BILM_TOKEN_PATTERN
-from elmofeat.bilm.model import BiLMModule
-from elmofeat.bilm.softmax import FullSoftmax
-from elmofeat.bilm.token_layers import WordEmbedding
-from elmofeat.bilm.train import LanguageModel, evaluate_perplexity
+from elmofeat.bilm.train import evaluate_perplexity
 from elmofeat.datasets import load_ag_news
 
 DIM = 256
 
 
+class ReferenceBiLM(torch.nn.Module):
+    """The reference experiment's model, written the straightforward way.
+
+    Same architecture and size as BiLM's (embedding, 2 LSTM layers per direction with a
+    residual, dropout 0.1, one output layer), with plain torch parts: nn.Dropout,
+    torch.flip for the backward direction, a full softmax. Kept separate from
+    elmofeat's modules so that the engine's optimisations do not leak into it.
+    """
+
+    def __init__(self, n_words):
+        super().__init__()
+        self.embedding = torch.nn.Embedding(n_words, DIM, padding_idx=0)
+        self.forward_lstms = torch.nn.ModuleList(torch.nn.LSTM(DIM, DIM, batch_first=True) for _ in range(2))
+        self.backward_lstms = torch.nn.ModuleList(torch.nn.LSTM(DIM, DIM, batch_first=True) for _ in range(2))
+        self.dropout = torch.nn.Dropout(0.1)
+        self.output = torch.nn.Linear(DIM, n_words)
+
+    @staticmethod
+    def _stack(lstms, x, dropout):
+        for i, lstm in enumerate(lstms):
+            out, _ = lstm(dropout(x))
+            x = out + x if i > 0 else out
+        return x
+
+    def forward(self, ids):
+        x = self.embedding(ids)
+        forward_top = self._stack(self.forward_lstms, x, self.dropout)
+        backward_top = self._stack(self.backward_lstms, x.flip(1), self.dropout).flip(1)
+        mask = ids[:, 1:] != 0
+        logits_f = self.output(self.dropout(forward_top[:, :-1][mask]))
+        logits_b = self.output(self.dropout(backward_top[:, 1:][mask]))
+        targets = torch.cat([ids[:, 1:][mask], ids[:, :-1][mask]])
+        return torch.nn.functional.cross_entropy(torch.cat([logits_f, logits_b]), targets)
+
+
+class _ReferenceForEvaluation(torch.nn.Module):
+    """Exposes ReferenceBiLM through the interface evaluate_perplexity expects."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def log_likelihood(self, inputs, word_ids, lengths):
+        loss = self.model(word_ids)
+        n = 2 * int((lengths - 1).sum())
+        return -float(loss) * n, n
+
+
 def reference_loop(train_tokens, vocabulary, budget, seed):
     """The straightforward loop of the reference experiment, for the same time budget."""
     torch.manual_seed(seed)
-    lm = LanguageModel(
-        BiLMModule(WordEmbedding(len(vocabulary), DIM), DIM, n_layers=2, dropout=0.1),
-        FullSoftmax(DIM, len(vocabulary)),
-        dropout=0.1,
-    )
-    optimizer = torch.optim.Adam(lm.parameters(), lr=1e-3)
+    model = ReferenceBiLM(len(vocabulary))
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
     windows = make_windows([t[:35] for t in train_tokens if t], vocabulary, 35, False)
     batches = [np.arange(i, min(i + 64, len(windows))) for i in range(0, len(windows), 64)]
-    lm.train()
+    model.train()
     targets, steps, start = 0, 0, time.perf_counter()
     while time.perf_counter() - start < budget:
         batch = make_batch(windows, batches[steps % len(batches)], None)
-        loss = lm(batch.inputs, batch.word_ids, batch.lengths)
+        loss = model(batch.word_ids)
         optimizer.zero_grad()
         loss.backward()
-        torch.nn.utils.clip_grad_norm_(lm.parameters(), 1.0)
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
         targets += 2 * int((batch.lengths - 1).sum())
         steps += 1
     elapsed = time.perf_counter() - start
-    return lm.eval(), {"targets": targets, "seconds": elapsed, "steps": steps,
-                       "epochs": steps / len(batches)}
+    return _ReferenceForEvaluation(model.eval()), {
+        "targets": targets, "seconds": elapsed, "steps": steps, "epochs": steps / len(batches)}
 
 
 def main():
@@ -84,7 +125,8 @@ def main():
 
     reference, ref_stats = reference_loop(train_tokens, vocabulary, args.budget, args.seed)
     valid_windows = make_windows(valid_tokens, vocabulary, 64, False)
-    ref_ppl = evaluate_perplexity(reference, valid_windows, None, 256, False, "cpu")
+    # One window per batch: the reference flips padded batches, so no padding at all here.
+    ref_ppl = evaluate_perplexity(reference, valid_windows, None, 1, False, "cpu")
     print(f"reference: {ref_stats['targets'] / ref_stats['seconds']:,.0f} targets/s, ppl {ref_ppl:.1f}",
           flush=True)
 

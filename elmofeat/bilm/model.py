@@ -13,6 +13,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from .dropout import ByteDropout
+
 
 def reverse_padded(x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
     """Reverse each sequence of ``x`` (batch, time, ...) within its length.
@@ -32,7 +34,9 @@ class LSTMStack(nn.Module):
     """``n_layers`` one-directional LSTM layers, each exposed, with residual connections.
 
     Layer ``i > 0`` adds its input to its output (ELMo's residual from layer 1 to 2).
-    Each layer may project its hidden state (``nn.LSTM``'s ``proj_size``).
+    Each layer may project its hidden state (``nn.LSTM``'s ``proj_size``). Dropout
+    applies to the inputs of layers ``i > 0`` (the token layer's output is dropped out
+    once, by :class:`BiLMModule`, for both directions).
 
     Shape
     -----
@@ -45,7 +49,7 @@ class LSTMStack(nn.Module):
             nn.LSTM(dim, hidden_dim, batch_first=True, proj_size=dim if projection else 0)
             for _ in range(n_layers)
         )
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = ByteDropout(dropout)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -61,7 +65,7 @@ class LSTMStack(nn.Module):
     def forward(self, x: torch.Tensor) -> list[torch.Tensor]:
         outputs = []
         for i, lstm in enumerate(self.layers):
-            out, _ = lstm(self.dropout(x))  # fresh zero state for every batch: no carry-over
+            out, _ = lstm(self.dropout(x) if i > 0 else x)  # zero initial state: no carry-over
             if i > 0:
                 out = out + x
             outputs.append(out)
@@ -103,6 +107,7 @@ class BiLMModule(nn.Module):
             )
         self.dim = dim
         self.token_layer = token_layer
+        self.dropout = ByteDropout(dropout)
         self.forward_lstm = LSTMStack(dim, hidden_dim, n_layers, projection, dropout)
         self.backward_lstm = LSTMStack(dim, hidden_dim, n_layers, projection, dropout)
 
@@ -128,8 +133,9 @@ class BiLMModule(nn.Module):
             (left-to-right) order of positions.
         """
         tokens = self.token_layer(inputs)
-        forward_states = self.forward_lstm(tokens)
-        reversed_states = self.backward_lstm(reverse_padded(tokens, lengths))
+        dropped = self.dropout(tokens)  # one mask for both directions
+        forward_states = self.forward_lstm(dropped)
+        reversed_states = self.backward_lstm(reverse_padded(dropped, lengths))
         backward_states = [reverse_padded(s, lengths) for s in reversed_states]
         return tokens, forward_states, backward_states
 

@@ -20,6 +20,7 @@ import torch.distributed as dist
 from torch import nn
 
 from .batching import Windows, bucket_batches, iter_batches
+from .dropout import ByteDropout
 
 CHECKPOINT_NAME = "checkpoint.pt"
 CHECKPOINT_FORMAT = "elmofeat-bilm-checkpoint-1"
@@ -37,7 +38,7 @@ class LanguageModel(nn.Module):
         super().__init__()
         self.bilm = bilm
         self.softmax = softmax
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = ByteDropout(dropout)
 
     def _hidden_and_targets(self, inputs, word_ids, lengths):
         _, forward_states, backward_states = self.bilm(inputs, lengths)
