@@ -58,28 +58,44 @@ def check_init_only_stores_params(estimator, X, y):
     # Validation happens in fit, not in __init__.
     broken = type(estimator)(**{**params, "pooling": "not-a-pooling"})
     with pytest.raises(ValueError, match="pooling"):
-        broken.fit(X)
+        broken.fit(X, y)
+
+
+def _same_params(a, b) -> bool:
+    """Parameters equal, comparing nested estimators by their own parameters."""
+    pa, pb = a.get_params(deep=False), b.get_params(deep=False)
+    if pa.keys() != pb.keys():
+        return False
+    for key in pa:
+        x, y = pa[key], pb[key]
+        if hasattr(x, "get_params") and hasattr(y, "get_params"):
+            if type(x) is not type(y) or not _same_params(x, y):
+                return False
+        elif x != y:
+            return False
+    return True
 
 
 def check_clone_and_params_round_trip(estimator, X, y):
     cloned = clone(estimator)
     assert cloned is not estimator
-    assert cloned.get_params() == estimator.get_params()
+    assert _same_params(cloned, estimator)
     original = estimator.pooling
     other = "max" if original != "max" else "mean"
     assert cloned.set_params(pooling=other) is cloned
     assert cloned.get_params()["pooling"] == other
     assert estimator.pooling == original, "set_params on a clone changed the original"
     # Cloning a fitted estimator gives an unfitted one.
-    fitted = clone(estimator).fit(X)
+    fitted = clone(estimator).fit(X, y)
     with pytest.raises(NotFittedError):
         clone(fitted).transform(X)
 
 
 def check_fit_returns_self(estimator, X, y):
     est = clone(estimator)
-    assert est.fit(X) is est
     assert est.fit(X, y) is est
+    if not estimator.__sklearn_tags__().target_tags.required:
+        assert est.fit(X) is est  # unsupervised: y is optional
 
 
 def check_not_fitted(estimator, X, y):
@@ -91,7 +107,7 @@ def check_not_fitted(estimator, X, y):
 
 
 def check_output_shape_dtype_and_names(estimator, X, y):
-    est = clone(estimator).fit(X)
+    est = clone(estimator).fit(X, y)
     out = est.transform(X)
     names = est.get_feature_names_out()
     assert isinstance(out, np.ndarray) and out.dtype == np.float32
@@ -103,19 +119,22 @@ def check_output_shape_dtype_and_names(estimator, X, y):
 
 
 def check_fit_transform_matches_fit_then_transform(estimator, X, y):
-    a = clone(estimator).fit_transform(X)
-    b = clone(estimator).fit(X).transform(X)
-    np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
+    a = clone(estimator).fit_transform(X, y)
+    b = clone(estimator).fit(X, y).transform(X)
+    if getattr(estimator, "layer_mix", "frozen") == "frozen":
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
+    else:  # supervised mixes cross-fit in fit_transform (as TargetEncoder does)
+        assert a.shape == b.shape and np.isfinite(a).all()
 
 
 def check_same_random_state_same_output(estimator, X, y):
-    a = clone(estimator).fit(X).transform(X)
-    b = clone(estimator).fit(X).transform(X)
+    a = clone(estimator).fit(X, y).transform(X)
+    b = clone(estimator).fit(X, y).transform(X)
     np.testing.assert_array_equal(a, b)
 
 
 def check_transform_independent_of_batch(estimator, X, y):
-    est = clone(estimator).fit(X)
+    est = clone(estimator).fit(X, y)
     together = est.transform(X[:10])
     alone = np.vstack([est.transform([doc]) for doc in X[:10]])
     np.testing.assert_allclose(together, alone, rtol=1e-5, atol=1e-6)
@@ -124,7 +143,7 @@ def check_transform_independent_of_batch(estimator, X, y):
 
 
 def check_empty_document_gives_zeros(estimator, X, y):
-    est = clone(estimator).fit(X)
+    est = clone(estimator).fit(X, y)
     out = est.transform(["", "   ", "qqqunseen zzzunknown", X[0]])
     assert np.isfinite(out).all()
     np.testing.assert_array_equal(out[:3], 0)
@@ -134,7 +153,7 @@ def check_empty_document_gives_zeros(estimator, X, y):
 
 def check_bad_input(estimator, X, y):
     est = clone(estimator)
-    fitted = clone(estimator).fit(X)
+    fitted = clone(estimator).fit(X, y)
     cases = [
         ("a single document", TypeError, "single str"),
         (None, TypeError, "None"),
@@ -149,22 +168,22 @@ def check_bad_input(estimator, X, y):
     ]
     for bad, error, match in cases:
         with pytest.raises(error, match=match):
-            est.fit(bad)
+            est.fit(bad, y)
         with pytest.raises(error, match=match):
             fitted.transform(bad)
     with pytest.raises(ValueError, match="empty"):
-        clone(estimator).fit([])
+        clone(estimator).fit([], [])
 
 
 def check_accepts_iterables(estimator, X, y):
-    est = clone(estimator).fit(X)
+    est = clone(estimator).fit(X, y)
     expected = est.transform(X[:5])
     for variant in (tuple(X[:5]), np.asarray(X[:5], dtype=object), pd.Series(X[:5]), iter(X[:5])):
         np.testing.assert_array_equal(est.transform(variant), expected)
 
 
 def check_pickle_in_fresh_process(estimator, X, y, tmp_path):
-    est = clone(estimator).fit(X)
+    est = clone(estimator).fit(X, y)
     expected = est.transform(X)
     model_path, docs_path, out_path = (tmp_path / n for n in ("m.joblib", "d.json", "o.npy"))
     joblib.dump(est, model_path)
@@ -182,7 +201,7 @@ def check_pickle_in_fresh_process(estimator, X, y, tmp_path):
 
 
 def check_version_stamps_warn_on_mismatch(estimator, X, y):
-    est = clone(estimator).fit(X)
+    est = clone(estimator).fit(X, y)
     state = est.__getstate__()
     assert state["_elmofeat_version_stamps"]["elmofeat"]
     blob = pickle.dumps(est)
@@ -198,7 +217,7 @@ def check_version_stamps_warn_on_mismatch(estimator, X, y):
 
 def check_set_output_pandas(estimator, X, y):
     est = clone(estimator).set_output(transform="pandas")
-    frame = est.fit_transform(X)
+    frame = est.fit_transform(X, y)
     assert isinstance(frame, pd.DataFrame)
     assert list(frame.columns) == list(est.get_feature_names_out())
     assert isinstance(est.transform(X[:3]), pd.DataFrame)
@@ -224,6 +243,11 @@ def check_tags(estimator, X, y):
     tags = estimator.__sklearn_tags__()
     assert tags.input_tags.string and not tags.input_tags.two_d_array
     assert tags.requires_fit
+    if not tags.target_tags.required:
+        clone(estimator).fit(X)  # no labels needed
+    else:
+        with pytest.raises(ValueError, match="pass y"):
+            clone(estimator).fit(X)
 
 
 CHECKS = [

@@ -4,21 +4,28 @@ import inspect
 
 import pytest
 
-from elmofeat import SkipGramVectorizer, SVDVectorizer
+from elmofeat import BiLM, ElmoVectorizer, SkipGramVectorizer, SVDVectorizer
 
 from .estimator_checks import CHECKS, make_topic_corpus
 
 # Small models: the suite checks the contract, not quality.
+TINY_BILM = dict(embedding_dim=8, hidden_dim=8, max_epochs=1, batch_size=16, random_state=0)
 ESTIMATORS = [
     SVDVectorizer(n_components=8, min_count=1, random_state=0),
     SVDVectorizer(n_components=6, min_count=2, weighting="count", pooling="meanmax", random_state=1),
     SkipGramVectorizer(vector_size=8, min_count=1, epochs=3, random_state=0),
     SkipGramVectorizer(vector_size=6, min_count=1, epochs=2, pooling="max", random_state=3),
+    ElmoVectorizer(BiLM(**TINY_BILM), layer_mix="frozen", cache_dir=None),
+    ElmoVectorizer(BiLM(**TINY_BILM), layer_mix="trainable", pooling="meanmax", mix_epochs=2, cv=2,
+                   cache_dir=None, random_state=0),
+    ElmoVectorizer(BiLM(**TINY_BILM), layer_mix="mlp", mlp_dim=8, mix_epochs=2, cv=2,
+                   cache_dir=None, random_state=0),
 ]
 
 
 def _id(estimator):
-    changed = {k: v for k, v in estimator.get_params().items() if k in ("pooling", "weighting")}
+    changed = {k: v for k, v in estimator.get_params(deep=False).items()
+               if k in ("pooling", "weighting", "layer_mix")}
     return f"{type(estimator).__name__}({', '.join(f'{k}={v}' for k, v in changed.items())})"
 
 

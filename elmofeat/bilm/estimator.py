@@ -451,8 +451,19 @@ class BiLM(TextEstimatorMixin, BaseEstimator):
         if chunk:
             yield from self._embed_chunk(chunk, batch_size)
 
-    def _embed_chunk(self, documents, batch_size):
-        token_lists = self._tokenize(documents)
+    def embed_flat(self, X, batch_size: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Layer representations of all tokens of ``X`` in one array, with offsets.
+
+        The form that vectorized consumers (mixing, pooling) want: no per-document arrays.
+
+        Returns
+        -------
+        layers : ndarray of shape (n_tokens_total, n_layers + 1, 2 * embedding_dim), float32
+        offsets : ndarray of shape (n_documents + 1,)
+            Document ``i`` owns ``layers[offsets[i]:offsets[i + 1]]``.
+        """
+        check_is_fitted(self, "language_model_")
+        token_lists = self._tokenize(X)
         windows = self._windows(token_lists)
         chars = self._chars(windows)
         lengths = windows.lengths
@@ -462,14 +473,20 @@ class BiLM(TextEstimatorMixin, BaseEstimator):
         lm = self.language_model_
         with self._inference_context():
             for batch in iter_batches(windows, batches, chars, self._device):
-                layers = lm.bilm.layer_representations(batch.inputs, batch.lengths).float().cpu().numpy()
+                layers = lm.bilm.layer_representations(batch.inputs, batch.lengths)
+                layers = layers.float().cpu().numpy()
                 for row, window in enumerate(batch.windows):
                     n = lengths[window] - 2
-                    out[content_offsets[window] : content_offsets[window] + n] = layers[row, 1 : n + 1]
+                    start = content_offsets[window]
+                    out[start : start + n] = layers[row, 1 : n + 1]  # strip <bos>, <eos>
+        # Windows of a document are consecutive, so its tokens are too.
         doc_lengths = np.fromiter((len(t) for t in token_lists), np.int64, len(token_lists))
-        doc_offsets = np.concatenate([[0], np.cumsum(doc_lengths)])
-        for i in range(len(token_lists)):
-            yield out[doc_offsets[i] : doc_offsets[i + 1]]
+        return out, np.concatenate([[0], np.cumsum(doc_lengths)])
+
+    def _embed_chunk(self, documents, batch_size):
+        out, offsets = self.embed_flat(documents, batch_size)
+        for i in range(len(offsets) - 1):
+            yield out[offsets[i] : offsets[i + 1]]
 
     def embed(self, X, batch_size: int | None = None) -> list[np.ndarray]:
         """Layer representations of every token of every document.

@@ -1,0 +1,196 @@
+"""Sharing pretrained biLMs and their layer representations across estimator clones.
+
+``GridSearchCV`` clones an ``ElmoVectorizer`` for every candidate and fold. Without
+help, each clone would pretrain its own biLM on the same training texts. Two caches
+prevent that:
+
+* **Pretrained biLMs**, keyed by the biLM's parameters and a digest of the training
+  texts: in this process (a small LRU), and, when a cache folder is in use, on disk as
+  ``BiLM.save`` files guarded by a file lock, so that parallel workers (joblib
+  processes) wait for one another instead of pretraining the same model twice. Every
+  pretraining appends a line to ``pretrain.log`` in that folder.
+* **Layer representations** of documents, keyed by the biLM and the document text, in
+  this process, within a memory budget: candidates that differ only in the mix reuse
+  what the biLM computed for the same documents.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import tempfile
+import time
+from collections import OrderedDict
+from pathlib import Path
+
+import numpy as np
+
+# Parameters that do not change the pretrained model.
+_IGNORED = ("verbose", "n_threads", "checkpoint_dir", "checkpoint_every", "device")
+_MEMORY_BILMS = 4
+_FOLDER_BILMS = 8
+
+
+def default_cache_dir() -> Path:
+    """``$ELMOFEAT_CACHE``, else a per-user folder in the system temporary directory."""
+    env = os.environ.get("ELMOFEAT_CACHE")
+    if env:
+        return Path(env).expanduser()
+    user = getattr(os, "getuid", lambda: "user")()
+    return Path(tempfile.gettempdir()) / f"elmofeat-cache-{user}"
+
+
+def documents_digest(documents) -> str:
+    digest = hashlib.sha256()
+    for doc in documents:
+        digest.update(hashlib.sha256(doc.encode("utf-8", "surrogatepass")).digest())
+    return digest.hexdigest()
+
+
+def bilm_key(bilm, documents) -> str | None:
+    """Cache key of ``bilm`` pretrained on ``documents``; None if it cannot be keyed."""
+    params = bilm.get_params(deep=False)
+    if params.get("tokenizer") is not None:
+        return None  # an arbitrary callable cannot be keyed (nor saved)
+    pretrained = params.get("pretrained_vectors")
+    if pretrained is not None and not isinstance(pretrained, (str, os.PathLike)):
+        return None
+    described = {k: repr(v) for k, v in sorted(params.items()) if k not in _IGNORED}
+    text = json.dumps(described, sort_keys=True) + documents_digest(documents)
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+@contextlib.contextmanager
+def _file_lock(path: Path):
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - no POSIX locks: processes may duplicate work
+        yield
+        return
+    with open(path, "a+") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _evict(folder: Path, keep: int) -> None:
+    """Delete all but the ``keep`` most recently used biLM files of ``folder``."""
+    files = sorted(folder.glob("bilm-*.pt"), key=lambda p: p.stat().st_mtime, reverse=True)
+    for old in files[keep:]:
+        old.unlink(missing_ok=True)
+        old.with_suffix(".lock").unlink(missing_ok=True)
+
+
+class BiLMCache:
+    """Pretrained biLMs by key: memory first, then the cache folder (if any)."""
+
+    def __init__(self):
+        self._memory: OrderedDict = OrderedDict()
+
+    def _remember(self, key, bilm):
+        self._memory[key] = bilm
+        self._memory.move_to_end(key)
+        while len(self._memory) > _MEMORY_BILMS:
+            self._memory.popitem(last=False)
+
+    def fitted(self, bilm, documents, folder: Path | None):
+        """``bilm`` pretrained on ``documents``, from a cache when possible.
+
+        Returns the fitted BiLM (a fresh clone of ``bilm``; ``bilm`` is not modified).
+        """
+        from sklearn.base import clone
+
+        key = bilm_key(bilm, documents)
+        if key is None:
+            return clone(bilm).fit(documents)
+        if key in self._memory:
+            self._memory.move_to_end(key)
+            return self._memory[key]
+        if folder is None:
+            fitted = clone(bilm).fit(documents)
+        else:
+            fitted = self._from_folder(bilm, documents, key, Path(folder))
+        self._remember(key, fitted)
+        return fitted
+
+    def _from_folder(self, bilm, documents, key: str, folder: Path):
+        from sklearn.base import clone
+
+        from .bilm import BiLM
+
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        path = folder / f"bilm-{key}.pt"
+        with _file_lock(folder / f"bilm-{key}.lock"):
+            if path.is_file():
+                try:
+                    loaded = BiLM.load(path, device=bilm.device)
+                    os.utime(path)  # recently used
+                    return loaded
+                except (ValueError, OSError):
+                    path.unlink(missing_ok=True)  # unreadable entry: pretrain again
+            start = time.perf_counter()
+            fitted = clone(bilm).fit(documents)
+            fitted.save(path)
+            _evict(folder, keep=_FOLDER_BILMS)
+            with open(folder / "pretrain.log", "a") as log:
+                log.write(json.dumps({"key": key, "documents": len(documents), "pid": os.getpid(),
+                                      "seconds": round(time.perf_counter() - start, 3)}) + "\n")
+        return fitted
+
+    def clear(self):
+        self._memory.clear()
+
+
+class RepresentationCache:
+    """Per-document layer representations of fitted biLMs, within a byte budget (LRU)."""
+
+    def __init__(self, max_bytes: int = 2 << 30):
+        self.max_bytes = max_bytes
+        self._entries: OrderedDict = OrderedDict()
+        self._bytes = 0
+        self.hits = self.misses = 0
+
+    def clear(self):
+        self._entries.clear()
+        self._bytes = 0
+
+    def embed(self, bilm, bilm_id: str, documents: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        """Like ``bilm.embed_flat(documents)``, computing only documents not cached."""
+        keys = [(bilm_id, hashlib.sha256(d.encode("utf-8", "surrogatepass")).digest())
+                for d in documents]
+        missing = [i for i, k in enumerate(keys) if k not in self._entries]
+        self.hits += len(documents) - len(missing)
+        self.misses += len(missing)
+        fresh = {}
+        if missing:
+            layers, offsets = bilm.embed_flat([documents[i] for i in missing])
+            for j, i in enumerate(missing):
+                fresh[keys[i]] = layers[offsets[j] : offsets[j + 1]]
+        parts = [fresh[k] if k in fresh else self._entries[k] for k in keys]
+        for key, value in fresh.items():
+            self._store(key, value)
+        for key in keys:
+            if key in self._entries:
+                self._entries.move_to_end(key)
+        lengths = np.fromiter((len(p) for p in parts), np.int64, len(parts))
+        offsets = np.concatenate([[0], np.cumsum(lengths)])
+        shape = (0, bilm.n_representations_, bilm.output_dim_)
+        return (np.concatenate(parts) if parts else np.zeros(shape, np.float32)), offsets
+
+    def _store(self, key, value: np.ndarray):
+        if self.max_bytes <= 0 or value.nbytes > self.max_bytes or key in self._entries:
+            return
+        value = value.copy()  # do not keep the whole batch array alive
+        self._entries[key] = value
+        self._bytes += value.nbytes
+        while self._bytes > self.max_bytes:
+            _, old = self._entries.popitem(last=False)
+            self._bytes -= old.nbytes
+
+
+BILMS = BiLMCache()
+REPRESENTATIONS = RepresentationCache()

@@ -1,0 +1,320 @@
+"""ElmoVectorizer: document features from a pretrained biLM's mixed, pooled layers."""
+
+from __future__ import annotations
+
+from numbers import Integral, Real
+from pathlib import Path
+
+import numpy as np
+from sklearn.base import clone
+from sklearn.model_selection import KFold, StratifiedKFold, check_cv
+from sklearn.utils import check_random_state, check_scalar
+from sklearn.utils.multiclass import type_of_target
+from sklearn.utils.validation import check_is_fitted
+
+from . import _bilm_cache
+from ._base import BaseTextVectorizer
+from ._pooling import check_pooling
+from ._text import validate_documents
+from .mix import MIXES, HeadConfig, fit_supervised_mix, frozen_weights, mix_and_pool
+
+# Documents transformed at once: bounds memory to about this many documents' layers.
+_CHUNK = 512
+
+
+def _is_fitted_bilm(bilm) -> bool:
+    return bilm is not None and hasattr(bilm, "language_model_")
+
+
+class ElmoVectorizer(BaseTextVectorizer):
+    """Contextual document features from an ELMo-style biLM, mixed and pooled.
+
+    Every token gets the biLM's representations (token layer, LSTM 1, LSTM 2); the
+    layer mix turns them into one vector per token, and pooling into one vector per
+    document.
+
+    Parameters
+    ----------
+    bilm : BiLM, default=None
+        The language model. ``None``: a :class:`~elmofeat.BiLM` with its defaults,
+        pretrained on ``X`` in ``fit``. An unfitted ``BiLM``: a copy of it is
+        pretrained on ``X`` in ``fit`` (the one you pass stays unfitted). A fitted
+        ``BiLM``: used as it is, never retrained, and shared (not copied) by clones of
+        this vectorizer.
+    layer_mix : {"trainable", "frozen", "mlp"}, default="trainable"
+        ``"trainable"``: ELMo's ``gamma * sum_j softmax(s)_j h_j`` with ``s`` and
+        ``gamma`` learned from ``y``. ``"frozen"``: ``sum_j w_j h_j`` with fixed weights
+        (``mix_weights``), no ``y`` needed. ``"mlp"``: ``relu(W [h_0; h_1; h_2] + b)``,
+        ``mlp_dim`` wide, learned from ``y``.
+    mix_weights : None, "random" or sequence of float, default=None
+        Weights of the frozen mix: uniform (None), seeded draws in [0.5, 1]
+        (``"random"``, as in the reference experiment), or one weight per layer.
+    pooling : {"mean", "max", "meanmax"}, default="mean"
+    cv : int or cross-validation generator, default=5
+        Folds of the cross-fitting in ``fit_transform`` with a supervised mix (see Notes).
+    mlp_dim : int, default=256
+        Output width of the ``"mlp"`` mix.
+    mix_epochs : int, default=10
+        Passes of the supervised mix's training over the documents.
+    mix_learning_rate : float, default=0.01
+    batch_size : int, default=64
+        Documents per step of the mix's training.
+    device : {"auto", "cpu", "cuda"}, default="auto"
+        Where a biLM that this vectorizer pretrains runs (a fitted biLM stays where it is).
+    cache_dir : "auto", None or path, default="auto"
+        Where pretrained biLMs are shared between clones and worker processes (see
+        Notes). ``"auto"``: ``$ELMOFEAT_CACHE`` or a per-user folder in the temporary
+        directory; ``None``: share within this process only.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the frozen ``"random"`` weights, the mix's training and the cross-fitting
+        folds, and the default biLM.
+    verbose : bool, default=False
+        Show the biLM's pretraining progress.
+
+    Attributes
+    ----------
+    bilm_ : BiLM
+        The fitted biLM in use.
+    layer_weights_ : ndarray of shape (n_layers + 1,) or None
+        The mix's weights per layer (softmax-normalised for ``"trainable"``); None for
+        ``"mlp"``.
+    gamma_ : float or None
+        The trainable mix's scale (1 for ``"frozen"``, None for ``"mlp"``).
+    mix_params_ : dict of ndarray
+        Everything the mix needs to transform (NumPy arrays).
+
+    Notes
+    -----
+    **Cross-fitting.** With a supervised mix, ``fit(X, y).transform(X)`` and
+    ``fit_transform(X, y)`` differ, as for :class:`~sklearn.preprocessing.TargetEncoder`:
+    ``fit_transform`` gives each document features from a mix learned on the *other*
+    ``cv`` folds, so that a downstream classifier (in a ``Pipeline``, which calls
+    ``fit_transform``) does not learn from features that already saw its labels.
+    ``fit`` learns the mix on all of ``X``, and ``transform`` uses that mix. The biLM
+    itself is pretrained once, without labels.
+
+    **Search without refits.** Clones share a fitted ``bilm``. When ``bilm`` is not
+    fitted, the pretrained model is cached by its parameters and the training texts:
+    clones that see the same texts (the candidates of a ``GridSearchCV`` on the same
+    fold) reuse it, in this process and, through ``cache_dir`` and a file lock, across
+    joblib worker processes; ``pretrain.log`` in the folder lists every pretraining.
+    Layer representations of documents are also reused in a process (within 2 GiB),
+    so candidates that differ only in the mix do not run the biLM again.
+
+    An empty document gets a zero vector. Documents longer than the biLM's ``max_len``
+    are processed in windows.
+
+    Examples
+    --------
+    >>> from elmofeat import BiLM, ElmoVectorizer
+    >>> texts = ["good match , great goal", "stocks fell , markets down"] * 10
+    >>> bilm = BiLM(embedding_dim=8, hidden_dim=8, max_epochs=1, random_state=0).fit(texts)
+    >>> vec = ElmoVectorizer(bilm, layer_mix="frozen", cache_dir=None).fit(texts)
+    >>> vec.transform(["great match"]).shape
+    (1, 16)
+    >>> vec.layer_weights_
+    array([0.333..., 0.333..., 0.333...], dtype=float32)
+    """
+
+    _feature_prefix = "elmo"
+    _stamped_packages = BaseTextVectorizer._stamped_packages + ("torch",)
+
+    def __init__(
+        self,
+        bilm=None,
+        layer_mix="trainable",
+        mix_weights=None,
+        pooling="mean",
+        cv=5,
+        mlp_dim=256,
+        mix_epochs=10,
+        mix_learning_rate=0.01,
+        batch_size=64,
+        device="auto",
+        cache_dir="auto",
+        random_state=None,
+        verbose=False,
+    ):
+        self.bilm = bilm
+        self.layer_mix = layer_mix
+        self.mix_weights = mix_weights
+        self.pooling = pooling
+        self.cv = cv
+        self.mlp_dim = mlp_dim
+        self.mix_epochs = mix_epochs
+        self.mix_learning_rate = mix_learning_rate
+        self.batch_size = batch_size
+        self.device = device
+        self.cache_dir = cache_dir
+        self.random_state = random_state
+        self.verbose = verbose
+
+    # ------------------------------------------------------------ sklearn plumbing
+    def __sklearn_clone__(self):
+        # Clones share a fitted biLM (as FrozenEstimator does) instead of getting an
+        # unfitted copy that would pretrain again.
+        params = self.get_params(deep=False)
+        shared = params.pop("bilm")
+        cloned = {k: clone(v, safe=False) for k, v in params.items()}
+        bilm = shared if _is_fitted_bilm(shared) else clone(shared, safe=False)
+        return type(self)(bilm=bilm, **cloned)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = self.layer_mix != "frozen"  # supervised mixes need y
+        return tags
+
+    @property
+    def _n_token_features(self) -> int:
+        check_is_fitted(self, "mix_params_")
+        return self.mlp_dim if self.layer_mix == "mlp" else self.bilm_.output_dim_
+
+    # ------------------------------------------------------------------ validation
+    def _check_params(self, y):
+        from .bilm import BiLM
+
+        if self.layer_mix not in MIXES:
+            raise ValueError(f"layer_mix must be one of {MIXES}, got {self.layer_mix!r}")
+        check_pooling(self.pooling)
+        if self.bilm is not None and not isinstance(self.bilm, BiLM):
+            raise TypeError(f"bilm must be a BiLM or None, got {type(self.bilm).__name__}")
+        check_scalar(self.mlp_dim, "mlp_dim", Integral, min_val=1)
+        check_scalar(self.mix_epochs, "mix_epochs", Integral, min_val=1)
+        check_scalar(self.batch_size, "batch_size", Integral, min_val=1)
+        check_scalar(self.mix_learning_rate, "mix_learning_rate", Real, min_val=0,
+                     include_boundaries="neither")
+        if self.device not in ("auto", "cpu", "cuda"):
+            raise ValueError(f"device must be 'auto', 'cpu' or 'cuda', got {self.device!r}")
+        if self.layer_mix != "frozen" and y is None:
+            raise ValueError(
+                f"layer_mix={self.layer_mix!r} learns the mix from labels: pass y to fit "
+                "(fit(X, y)), or use layer_mix='frozen', which needs no labels"
+            )
+        if self.layer_mix != "frozen" and self.mix_weights is not None:
+            raise ValueError("mix_weights is only used with layer_mix='frozen'")
+
+    def _cache_folder(self):
+        if self.cache_dir is None:
+            return None
+        if isinstance(self.cache_dir, str) and self.cache_dir == "auto":
+            return _bilm_cache.default_cache_dir()
+        return Path(self.cache_dir)
+
+    def _pretrained_bilm(self, documents, random_state):
+        from .bilm import BiLM
+
+        if _is_fitted_bilm(self.bilm):
+            return self.bilm
+        bilm = self.bilm if self.bilm is not None else BiLM(
+            random_state=int(random_state.randint(2**31 - 1)))
+        bilm = clone(bilm).set_params(device=self.device, verbose=self.verbose or bilm.verbose)
+        return _bilm_cache.BILMS.fitted(bilm, documents, self._cache_folder())
+
+    def _layers(self, documents):
+        return _bilm_cache.REPRESENTATIONS.embed(self.bilm_, self._bilm_id_, documents)
+
+    # --------------------------------------------------------------------- fitting
+    def _learn_mix(self, layers, offsets, docs, y, seed):
+        if self.layer_mix == "frozen":
+            weights = frozen_weights(self.mix_weights, layers.shape[1], np.random.RandomState(seed))
+            return {"weights": weights, "gamma": np.float32(1.0)}
+        classification = type_of_target(y) in ("binary", "multiclass")
+        config = HeadConfig(self.mix_epochs, float(self.mix_learning_rate), self.batch_size, seed)
+        return fit_supervised_mix(self.layer_mix, layers, offsets, np.asarray(docs), y,
+                                  classification, self.pooling, self.mlp_dim, config)
+
+    def _fit(self, X, y):
+        documents = validate_documents(X)
+        self._check_params(y)
+        if not documents:
+            raise ValueError("X is empty: fit needs at least one document")
+        if y is not None:
+            y = np.asarray(y)
+            if len(y) != len(documents):
+                raise ValueError(f"X has {len(documents)} documents but y has {len(y)} labels")
+        random_state = check_random_state(self.random_state)
+        self.bilm_ = self._pretrained_bilm(documents, random_state)
+        from .bilm.distributed import weights_digest
+
+        self._bilm_id_ = weights_digest(self.bilm_) + repr(
+            (self.bilm_.lowercase, self.bilm_.token_pattern, self.bilm_.max_len))
+        layers, offsets = self._layers(documents)
+        seed = int(random_state.randint(2**31 - 1))
+        self.mix_params_ = self._learn_mix(layers, offsets, np.arange(len(documents)), y, seed)
+        self.layer_weights_ = self.mix_params_.get("weights")
+        self.gamma_ = None if self.layer_mix == "mlp" else float(self.mix_params_["gamma"])
+        return documents, y, layers, offsets, seed
+
+    def fit(self, X, y=None):
+        """Pretrain (or reuse) the biLM and learn the layer mix.
+
+        Parameters
+        ----------
+        X : iterable of str
+        y : array-like of shape (n_documents,), default=None
+            Labels; required by the supervised mixes ``"trainable"`` and ``"mlp"``.
+
+        Returns
+        -------
+        self : ElmoVectorizer
+        """
+        self._fit(X, y)
+        return self
+
+    def fit_transform(self, X, y=None):
+        """Fit, and return cross-fitted features for ``X`` with a supervised mix.
+
+        With ``layer_mix="frozen"`` (or without ``y``) this equals
+        ``fit(X, y).transform(X)``. With a supervised mix, each document's features come
+        from a mix learned on the other ``cv`` folds (see Notes in the class docstring).
+
+        Returns
+        -------
+        features : ndarray of shape (n_documents, n_features), float32
+        """
+        documents, y, layers, offsets, seed = self._fit(X, y)
+        if self.layer_mix == "frozen":
+            return mix_and_pool("frozen", self.mix_params_, layers, offsets, self.pooling)
+        classification = type_of_target(y) in ("binary", "multiclass")
+        if isinstance(self.cv, Integral):
+            splitter_class = StratifiedKFold if classification else KFold
+            splitter = splitter_class(self.cv, shuffle=True, random_state=seed)
+        else:
+            splitter = check_cv(self.cv, y, classifier=classification)
+        n_features = len(self.get_feature_names_out())
+        out = np.zeros((len(documents), n_features), dtype=np.float32)
+        for fold, (train, test) in enumerate(splitter.split(np.zeros(len(y)), y)):
+            params = self._learn_mix(layers, offsets, train, y[train], seed + 1 + fold)
+            test_layers, test_offsets = _select(layers, offsets, test)
+            out[test] = mix_and_pool(self.layer_mix, params, test_layers, test_offsets, self.pooling)
+        return out
+
+    # ------------------------------------------------------------------- transform
+    def transform(self, X):
+        """Mixed, pooled biLM features of each document.
+
+        Parameters
+        ----------
+        X : iterable of str
+
+        Returns
+        -------
+        features : ndarray of shape (n_documents, n_features), float32
+            Zeros for an empty document.
+        """
+        check_is_fitted(self, "mix_params_")
+        documents = validate_documents(X)
+        parts = [np.zeros((0, len(self.get_feature_names_out())), dtype=np.float32)]
+        for start in range(0, len(documents), _CHUNK):
+            layers, offsets = self._layers(documents[start : start + _CHUNK])
+            parts.append(mix_and_pool(self.layer_mix, self.mix_params_, layers, offsets, self.pooling))
+        return np.concatenate(parts)
+
+
+def _select(layers, offsets, docs):
+    """The token rows and offsets of the given documents, in that order."""
+    docs = np.asarray(docs, dtype=np.int64)
+    lengths = offsets[docs + 1] - offsets[docs]
+    new_offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    rows = np.repeat(offsets[docs] - new_offsets[:-1], lengths) + np.arange(new_offsets[-1])
+    return layers[rows], new_offsets

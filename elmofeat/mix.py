@@ -1,0 +1,217 @@
+"""Layer mixing: how the biLM's representations of a token become one vector.
+
+Three mixes, each with a torch form (to learn it) and a NumPy form (to apply it, so a
+fitted vectorizer needs no torch module to transform or to pickle):
+
+* :class:`ScalarMix` (``"trainable"``): ELMo's ``gamma * sum_j softmax(s)_j h_j`` with
+  ``s`` and ``gamma`` learned from labels;
+* frozen weights (``"frozen"``): ``sum_j w_j h_j`` with fixed ``w``;
+* :class:`MLPMix` (``"mlp"``): ``relu(W [h_0; h_1; ...; h_L] + b)``, a learned function
+  of the concatenated layers.
+
+The supervised mixes learn through :func:`fit_supervised_mix`: mix, pool per document,
+then a linear head (softmax regression for class labels, least squares otherwise),
+all trained jointly; the head is discarded afterwards.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from ._pooling import pool_vectors
+
+MIXES = ("trainable", "frozen", "mlp")
+
+
+class ScalarMix(nn.Module):
+    """``gamma * sum_j softmax(s)_j * h_j`` (Peters et al. 2018, eq. 1).
+
+    Parameters
+    ----------
+    n_layers : int
+        Number of representations mixed.
+
+    Shape
+    -----
+    ``(..., n_layers, dim) -> (..., dim)``
+    """
+
+    def __init__(self, n_layers: int):
+        super().__init__()
+        self.scalars = nn.Parameter(torch.empty(n_layers))
+        self.gamma = nn.Parameter(torch.empty(()))
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        nn.init.zeros_(self.scalars)  # uniform weights to start
+        nn.init.ones_(self.gamma)
+
+    def forward(self, layers: torch.Tensor) -> torch.Tensor:
+        weights = torch.softmax(self.scalars, dim=0)
+        return self.gamma * torch.einsum("...ld,l->...d", layers, weights)
+
+    def to_numpy(self) -> dict:
+        return {"weights": torch.softmax(self.scalars.detach(), 0).numpy().astype(np.float32),
+                "gamma": np.float32(self.gamma.detach())}
+
+
+class MLPMix(nn.Module):
+    """``relu(W [h_0; ...; h_L] + b)``: a learned function of the concatenated layers.
+
+    Shape
+    -----
+    ``(..., n_layers, dim) -> (..., output_dim)``
+    """
+
+    def __init__(self, n_layers: int, dim: int, output_dim: int):
+        super().__init__()
+        self.linear = nn.Linear(n_layers * dim, output_dim)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        nn.init.kaiming_uniform_(self.linear.weight, nonlinearity="relu")
+        nn.init.zeros_(self.linear.bias)
+
+    def forward(self, layers: torch.Tensor) -> torch.Tensor:
+        return F.relu(self.linear(layers.flatten(-2)))
+
+    def to_numpy(self) -> dict:
+        return {"weight": self.linear.weight.detach().numpy().T.copy(),
+                "bias": self.linear.bias.detach().numpy().copy()}
+
+
+def apply_mix(kind: str, params: dict, layers: np.ndarray) -> np.ndarray:
+    """Mix token representations ``(n_tokens, n_layers, dim)`` with fitted ``params``."""
+    if kind == "mlp":
+        flat = layers.reshape(len(layers), -1)
+        return np.maximum(flat @ params["weight"] + params["bias"], 0.0, dtype=np.float32)
+    return (params["gamma"] * np.einsum("tld,l->td", layers, params["weights"])).astype(np.float32)
+
+
+def mix_and_pool(kind: str, params: dict, layers: np.ndarray, offsets: np.ndarray,
+                 pooling: str) -> np.ndarray:
+    """Document features: mix every token, then pool per document.
+
+    A linear mix commutes with mean pooling, so ``"mean"`` pools each layer first and
+    mixes the (far fewer) pooled vectors; the result is the same.
+    """
+    if kind != "mlp" and pooling == "mean":
+        n_layers, dim = layers.shape[1:]
+        pooled = pool_vectors(layers.reshape(len(layers), -1), offsets, "mean")
+        return apply_mix(kind, params, pooled.reshape(-1, n_layers, dim))
+    return pool_vectors(apply_mix(kind, params, layers), offsets, pooling)
+
+
+def frozen_weights(mix_weights, n_layers: int, random_state: np.random.RandomState) -> np.ndarray:
+    """Weights of the frozen mix: uniform, the user's, or ``"random"`` draws in [0.5, 1]."""
+    if mix_weights is None:
+        return np.full(n_layers, 1.0 / n_layers, dtype=np.float32)
+    if isinstance(mix_weights, str):
+        if mix_weights != "random":
+            raise ValueError(f"mix_weights must be None, 'random' or a sequence, got {mix_weights!r}")
+        return random_state.uniform(0.5, 1.0, size=n_layers).astype(np.float32)
+    weights = np.asarray(mix_weights, dtype=np.float64)
+    if weights.shape != (n_layers,) or not np.isfinite(weights).all():
+        raise ValueError(
+            f"mix_weights must be {n_layers} finite numbers (one per layer), got {mix_weights!r}"
+        )
+    return weights.astype(np.float32)
+
+
+# ------------------------------------------------------------------ supervised training
+
+
+@dataclass
+class HeadConfig:
+    epochs: int
+    learning_rate: float
+    batch_size: int
+    seed: int
+
+
+def _torch_pool(mixed: torch.Tensor, mask: torch.Tensor, pooling: str) -> torch.Tensor:
+    """Masked pooling of ``(batch, time, dim)``; all-masked rows give zeros."""
+    lengths = mask.sum(1, keepdim=True)
+    mean = (mixed * mask.unsqueeze(-1)).sum(1) / lengths.clamp(min=1)
+    if pooling == "mean":
+        return mean
+    mx = mixed.masked_fill(~mask.unsqueeze(-1), float("-inf")).amax(1)
+    mx = torch.where(lengths > 0, mx, torch.zeros_like(mx))
+    return mx if pooling == "max" else torch.cat([mean, mx], dim=-1)
+
+
+def _padded(layers: np.ndarray, offsets: np.ndarray, docs: np.ndarray):
+    lengths = offsets[docs + 1] - offsets[docs]
+    width = max(int(lengths.max()), 1)
+    out = np.zeros((len(docs), width) + layers.shape[1:], dtype=np.float32)
+    for row, doc in enumerate(docs):
+        out[row, : lengths[row]] = layers[offsets[doc] : offsets[doc + 1]]
+    mask = np.arange(width)[None, :] < lengths[:, None]
+    return torch.from_numpy(out), torch.from_numpy(mask)
+
+
+def fit_supervised_mix(kind: str, layers: np.ndarray, offsets: np.ndarray, docs: np.ndarray,
+                       y: np.ndarray, classification: bool, pooling: str, output_dim: int,
+                       config: HeadConfig) -> dict:
+    """Learn a ``"trainable"`` or ``"mlp"`` mix from labels; return its NumPy parameters.
+
+    Parameters
+    ----------
+    layers : ndarray (n_tokens, n_layers, dim)
+        Token representations of all documents.
+    offsets : ndarray (n_documents + 1,)
+    docs : ndarray of int
+        The documents to learn from (their rows in ``offsets``).
+    y : ndarray (len(docs),)
+        Class labels (``classification``) or numeric targets.
+    """
+    # A forked, seeded torch random state: the same seed gives the same mix, and the
+    # caller's global random state is left alone.
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(config.seed)
+        return _fit(kind, layers, offsets, docs, y, classification, pooling, output_dim, config)
+
+
+def _fit(kind, layers, offsets, docs, y, classification, pooling, output_dim, config) -> dict:
+    n_layers, dim = layers.shape[1:]
+    mix = ScalarMix(n_layers) if kind == "trainable" else MLPMix(n_layers, dim, output_dim)
+    mixed_dim = dim if kind == "trainable" else output_dim
+    features = 2 * mixed_dim if pooling == "meanmax" else mixed_dim
+    if classification:
+        classes, targets = np.unique(y, return_inverse=True)
+        head = nn.Linear(features, len(classes))
+        targets = torch.from_numpy(targets.astype(np.int64))
+    else:
+        targets = torch.from_numpy(np.asarray(y, dtype=np.float32).reshape(len(docs), -1))
+        head = nn.Linear(features, targets.shape[1])
+    # Mean pooling commutes with a scalar mix: pool each layer once, then train on that.
+    pre_pooled = None
+    if kind == "trainable" and pooling == "mean":
+        pooled = pool_vectors(layers.reshape(len(layers), -1), offsets, "mean")
+        pre_pooled = torch.from_numpy(pooled[docs].reshape(len(docs), n_layers, dim))
+    optimizer = torch.optim.AdamW(list(mix.parameters()) + list(head.parameters()),
+                                  lr=config.learning_rate, weight_decay=0.0)
+    generator = np.random.default_rng(config.seed)
+    for _ in range(config.epochs):
+        order = generator.permutation(len(docs))
+        for start in range(0, len(docs), config.batch_size):
+            batch = order[start : start + config.batch_size]
+            if pre_pooled is not None:
+                document_vectors = mix(pre_pooled[batch])
+            else:
+                padded, mask = _padded(layers, offsets, docs[batch])
+                document_vectors = _torch_pool(mix(padded), mask, pooling)
+            outputs = head(document_vectors)
+            if classification:
+                loss = F.cross_entropy(outputs, targets[batch])
+            else:
+                loss = F.mse_loss(outputs, targets[batch])
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            optimizer.step()
+    return mix.to_numpy()

@@ -1,0 +1,201 @@
+import json
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import GridSearchCV
+from sklearn.pipeline import Pipeline
+
+from elmofeat import BiLM, ElmoVectorizer
+from elmofeat import _bilm_cache
+from elmofeat.mix import ScalarMix, apply_mix, mix_and_pool
+
+from .estimator_checks import make_topic_corpus
+
+SMALL_BILM = dict(embedding_dim=8, hidden_dim=8, max_epochs=1, batch_size=16, random_state=0)
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    return make_topic_corpus(120)
+
+
+@pytest.fixture(scope="module")
+def bilm(corpus):
+    return BiLM(**SMALL_BILM).fit(corpus[0])
+
+
+@pytest.fixture(autouse=True)
+def _fresh_caches():
+    _bilm_cache.BILMS.clear()
+    _bilm_cache.REPRESENTATIONS.clear()
+    yield
+
+
+def test_scalar_mix_is_elmo_equation():
+    import torch
+
+    mix = ScalarMix(3)
+    with torch.no_grad():
+        mix.scalars.copy_(torch.tensor([0.0, 1.0, 2.0]))
+        mix.gamma.fill_(2.0)
+    layers = torch.randn(4, 3, 5)
+    weights = torch.softmax(torch.tensor([0.0, 1.0, 2.0]), 0)
+    expected = 2.0 * (weights[:, None] * layers).sum(1)
+    torch.testing.assert_close(mix(layers), expected)
+    params = mix.to_numpy()
+    np.testing.assert_allclose(apply_mix("trainable", params, layers.numpy()), expected.numpy(), rtol=1e-5)
+
+
+@pytest.mark.parametrize("kind, pooling", [("frozen", "mean"), ("frozen", "max"), ("mlp", "mean")])
+def test_mean_pooling_shortcut_equals_mixing_every_token(kind, pooling):
+    rng = np.random.RandomState(0)
+    layers = rng.randn(20, 3, 4).astype(np.float32)
+    offsets = np.array([0, 5, 5, 20])
+    params = ({"weights": np.array([0.2, 0.3, 0.5], np.float32), "gamma": np.float32(1.5)}
+              if kind == "frozen" else
+              {"weight": rng.randn(12, 6).astype(np.float32), "bias": rng.randn(6).astype(np.float32)})
+    from elmofeat._pooling import pool_vectors
+
+    direct = pool_vectors(apply_mix(kind, params, layers), offsets, pooling)
+    np.testing.assert_allclose(mix_and_pool(kind, params, layers, offsets, pooling), direct, rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(direct[1], 0)
+
+
+def test_frozen_mix_weights(corpus, bilm):
+    X, _ = corpus
+    uniform = ElmoVectorizer(bilm, layer_mix="frozen", cache_dir=None).fit(X)
+    np.testing.assert_allclose(uniform.layer_weights_, [1 / 3] * 3)
+    assert uniform.gamma_ == 1.0
+    given = ElmoVectorizer(bilm, layer_mix="frozen", mix_weights=[0.0, 0.0, 1.0], cache_dir=None).fit(X)
+    layers = bilm.embed([X[0]])[0]
+    np.testing.assert_allclose(given.transform([X[0]])[0], layers[:, 2].mean(0), rtol=1e-5, atol=1e-6)
+    a = ElmoVectorizer(bilm, layer_mix="frozen", mix_weights="random", random_state=3, cache_dir=None).fit(X)
+    b = ElmoVectorizer(bilm, layer_mix="frozen", mix_weights="random", random_state=3, cache_dir=None).fit(X)
+    np.testing.assert_array_equal(a.layer_weights_, b.layer_weights_)
+    assert ((a.layer_weights_ >= 0.5) & (a.layer_weights_ <= 1.0)).all()
+    with pytest.raises(ValueError, match="one per layer"):
+        ElmoVectorizer(bilm, layer_mix="frozen", mix_weights=[1, 2], cache_dir=None).fit(X)
+
+
+def test_trainable_mix_learns_weights_from_labels(corpus, bilm):
+    X, y = corpus
+    vec = ElmoVectorizer(bilm, layer_mix="trainable", mix_epochs=5, random_state=0, cache_dir=None).fit(X, y)
+    assert vec.layer_weights_.shape == (3,)
+    np.testing.assert_allclose(vec.layer_weights_.sum(), 1.0, rtol=1e-5)
+    assert not np.allclose(vec.layer_weights_, 1 / 3)  # moved away from the start
+    assert vec.gamma_ != 1.0
+    assert vec.transform(X[:4]).shape == (4, 16)
+
+
+def test_mlp_mix_width_and_features(corpus, bilm):
+    X, y = corpus
+    vec = ElmoVectorizer(bilm, layer_mix="mlp", mlp_dim=5, pooling="meanmax", mix_epochs=2,
+                         random_state=0, cache_dir=None).fit(X, y)
+    out = vec.transform(X[:3])
+    assert out.shape == (3, 10) and vec.layer_weights_ is None and vec.gamma_ is None
+    assert list(vec.get_feature_names_out()[:2]) == ["elmo_mean0", "elmo_mean1"]
+
+
+@pytest.mark.parametrize("mix", ["trainable", "mlp"])
+def test_supervised_mix_without_labels_says_what_to_do(corpus, bilm, mix):
+    with pytest.raises(ValueError, match="pass y to fit.*layer_mix='frozen'"):
+        ElmoVectorizer(bilm, layer_mix=mix, cache_dir=None).fit(corpus[0])
+
+
+def test_fit_transform_is_cross_fitted_like_target_encoder(corpus, bilm):
+    X, y = corpus
+    vec = ElmoVectorizer(bilm, layer_mix="mlp", mlp_dim=6, mix_epochs=3, cv=3, random_state=0, cache_dir=None)
+    crossed = vec.fit_transform(X, y)
+    plain = vec.transform(X)
+    assert crossed.shape == plain.shape
+    assert not np.allclose(crossed, plain)  # each fold's features come from another mix
+    refit = clone(vec).fit(X, y).transform(X)
+    np.testing.assert_allclose(refit, plain, rtol=1e-5, atol=1e-6)  # fit uses all of X
+    frozen = ElmoVectorizer(bilm, layer_mix="frozen", cache_dir=None)
+    np.testing.assert_allclose(frozen.fit_transform(X), frozen.transform(X), rtol=1e-6)
+
+
+def test_fitted_bilm_is_shared_by_clones_and_never_refitted(corpus, bilm, monkeypatch):
+    X, y = corpus
+    calls = []
+    monkeypatch.setattr(BiLM, "fit", lambda self, *a, **k: calls.append(1) or self)
+    vec = ElmoVectorizer(bilm, layer_mix="frozen", cache_dir=None)
+    twin = clone(vec)
+    assert twin.bilm is bilm
+    twin.fit(X)
+    assert twin.bilm_ is bilm and calls == []
+
+
+def test_unfitted_bilm_is_copied_then_fitted(corpus):
+    X, _ = corpus
+    template = BiLM(**SMALL_BILM)
+    vec = ElmoVectorizer(template, layer_mix="frozen", cache_dir=None).fit(X)
+    assert not hasattr(template, "language_model_")
+    assert vec.bilm_ is not template and hasattr(vec.bilm_, "language_model_")
+    assert clone(vec).bilm is not template  # a clone of an unfitted biLM is a fresh copy
+
+
+def test_grid_search_pretrains_once_per_fold(corpus, tmp_path):
+    X, y = corpus
+    pipe = Pipeline([
+        ("elmo", ElmoVectorizer(BiLM(**SMALL_BILM), mix_epochs=2, cv=2, cache_dir=tmp_path, random_state=0)),
+        ("clf", LogisticRegression(max_iter=300)),
+    ])
+    for n_jobs in (1, 2):
+        for path in tmp_path.glob("*"):
+            path.unlink()
+        _bilm_cache.BILMS.clear()
+        search = GridSearchCV(pipe, {"elmo__layer_mix": ["trainable", "frozen", "mlp"]}, cv=3, n_jobs=n_jobs)
+        search.fit(X, y)
+        log = [json.loads(line) for line in (tmp_path / "pretrain.log").read_text().splitlines()]
+        # 3 folds + the final refit on all of X; never once per candidate.
+        assert len(log) == 4, log
+        assert sorted(entry["documents"] for entry in log) == [80, 80, 80, 120]
+        assert search.best_params_["elmo__layer_mix"] in ("trainable", "frozen", "mlp")
+
+
+def test_grid_search_with_fitted_bilm_never_pretrains(corpus, bilm, tmp_path):
+    X, y = corpus
+    pipe = Pipeline([("elmo", ElmoVectorizer(bilm, mix_epochs=2, cv=2, cache_dir=tmp_path)),
+                     ("clf", LogisticRegression(max_iter=300))])
+    GridSearchCV(pipe, {"elmo__layer_mix": ["trainable", "frozen"]}, cv=2, n_jobs=2).fit(X, y)
+    assert not (tmp_path / "pretrain.log").exists()
+
+
+def test_layer_representations_are_reused_across_candidates(corpus, bilm):
+    X, y = corpus
+    ElmoVectorizer(bilm, layer_mix="frozen", cache_dir=None).fit(X)
+    misses = _bilm_cache.REPRESENTATIONS.misses
+    ElmoVectorizer(bilm, layer_mix="trainable", mix_epochs=1, cache_dir=None).fit(X, y)
+    assert _bilm_cache.REPRESENTATIONS.misses == misses  # all from the cache
+    assert _bilm_cache.REPRESENTATIONS.hits >= len(X)
+
+
+def test_long_document_is_windowed(corpus, bilm):
+    X, _ = corpus
+    vec = ElmoVectorizer(bilm, layer_mix="frozen", cache_dir=None).fit(X)
+    long_doc = " ".join(X) * 3
+    out = vec.transform([long_doc])
+    assert out.shape == (1, 16) and np.isfinite(out).all()
+
+
+@pytest.mark.parametrize("params, error, match", [
+    ({"layer_mix": "attention"}, ValueError, "layer_mix"),
+    ({"pooling": "median"}, ValueError, "pooling"),
+    ({"mlp_dim": 0}, ValueError, "mlp_dim"),
+    ({"device": "tpu"}, ValueError, "device"),
+    ({"bilm": "elmo.pt"}, TypeError, "bilm must be a BiLM"),
+    ({"layer_mix": "trainable", "mix_weights": [1, 1, 1]}, ValueError, "mix_weights"),
+])
+def test_bad_parameters(corpus, bilm, params, error, match):
+    X, y = corpus
+    with pytest.raises(error, match=match):
+        ElmoVectorizer(**{"bilm": bilm, "cache_dir": None, **params}).fit(X, y)
+
+
+def test_label_length_mismatch(corpus, bilm):
+    X, y = corpus
+    with pytest.raises(ValueError, match="labels"):
+        ElmoVectorizer(bilm, cache_dir=None).fit(X, y[:-1])
