@@ -283,8 +283,11 @@ class ElmoVectorizer(BaseTextVectorizer):
             splitter = check_cv(self.cv, y, classifier=classification)
         n_features = len(self.get_feature_names_out())
         out = np.zeros((len(documents), n_features), dtype=np.float32)
-        for fold, (train, test) in enumerate(splitter.split(np.zeros(len(y)), y)):
-            params = self._learn_mix(layers, offsets, train, y[train], seed + 1 + fold)
+        for train, test in splitter.split(np.zeros(len(y)), y):
+            # The same seed as the full fit: every fold's mix starts from the same
+            # initialisation, so that a learned (MLP) feature space stays aligned across
+            # folds and with the one transform uses.
+            params = self._learn_mix(layers, offsets, train, y[train], seed)
             test_layers, test_offsets = _select(layers, offsets, test)
             out[test] = mix_and_pool(self.layer_mix, params, test_layers, test_offsets, self.pooling)
         return out

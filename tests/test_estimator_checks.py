@@ -18,7 +18,7 @@ ESTIMATORS = [
     ElmoVectorizer(BiLM(**TINY_BILM), layer_mix="frozen", cache_dir=None),
     ElmoVectorizer(BiLM(**TINY_BILM), layer_mix="trainable", pooling="meanmax", mix_epochs=2, cv=2,
                    cache_dir=None, random_state=0),
-    ElmoVectorizer(BiLM(**TINY_BILM), layer_mix="mlp", mlp_dim=8, mix_epochs=2, cv=2,
+    ElmoVectorizer(BiLM(**TINY_BILM), layer_mix="mlp", mlp_dim=16, mix_epochs=5, cv=2,
                    cache_dir=None, random_state=0),
 ]
 
