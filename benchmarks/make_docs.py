@@ -20,6 +20,19 @@ SECTIONS = [
      "Target: at most 10% over plain gensim `Word2Vec` with the same parameters."),
     ("scaling_svd", "SVDVectorizer cost against corpus size",
      "Wall time and peak memory of `fit` up to 5 million tokens."),
+    ("elmo_quality", "ElmoVectorizer feature quality",
+     "The three layer mixes against the other features, same folds; the biLM is pretrained "
+     "on the training part only."),
+    ("elmo_speed", "ElmoVectorizer speed", "`transform` throughput and the saving from reusing "
+     "layer representations across the candidates of a search."),
+    ("bilm_pretrain_speed", "biLM pretraining speed",
+     "elmofeat's engine against the reference experiment's straightforward loop, same model, "
+     "same texts, same time budget."),
+    ("bilm_inference_speed", "biLM inference speed",
+     "Batched inference against one document at a time, and the achieved FLOP/s against the "
+     "machine's measured matmul peak."),
+    ("bilm_scaling", "biLM pretraining cost against corpus size", "One epoch per size."),
+    ("bilm_quality", "biLM held-out perplexity", "Word, word + GloVe and char-CNN token layers."),
 ]
 
 
@@ -41,6 +54,24 @@ def main():
             parts.append("_Not run yet._\n")
     (ROOT / "docs" / "benchmarks.md").write_text("\n".join(parts))
     print((ROOT / "docs" / "benchmarks.md").read_text())
+    update_readme()
+
+
+def update_readme():
+    """Put the feature-quality table (ELMo rows first when measured) in README.md."""
+    source = RESULTS / "elmo_quality.md" if (RESULTS / "elmo_quality.md").is_file() else (
+        RESULTS / "quality.md")
+    if not source.is_file():
+        return
+    table = [line for line in source.read_text().splitlines() if line.startswith("|")]
+    readme = ROOT / "README.md"
+    text = readme.read_text()
+    start, end = "<!-- headline:start -->", "<!-- headline:end -->"
+    head, rest = text.split(start)
+    _, tail = rest.split(end)
+    block = (f"{start}\nFrom `benchmarks/results/{source.name}` "
+             f"(`python benchmarks/{source.stem}.py`):\n\n" + "\n".join(table) + f"\n{end}")
+    readme.write_text(head + block + tail)
 
 
 if __name__ == "__main__":

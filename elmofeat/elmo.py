@@ -16,7 +16,14 @@ from . import _bilm_cache
 from ._base import BaseTextVectorizer
 from ._pooling import check_pooling
 from ._text import validate_documents
-from .mix import MIXES, HeadConfig, fit_supervised_mix, frozen_weights, mix_and_pool
+from .mix import (
+    MIXES,
+    HeadConfig,
+    fit_supervised_mix,
+    frozen_weights,
+    mix_and_pool,
+    select_documents,
+)
 
 # Documents transformed at once: bounds memory to about this many documents' layers.
 _CHUNK = 512
@@ -288,7 +295,7 @@ class ElmoVectorizer(BaseTextVectorizer):
             # initialisation, so that a learned (MLP) feature space stays aligned across
             # folds and with the one transform uses.
             params = self._learn_mix(layers, offsets, train, y[train], seed)
-            test_layers, test_offsets = _select(layers, offsets, test)
+            test_layers, test_offsets = select_documents(layers, offsets, test)
             out[test] = mix_and_pool(self.layer_mix, params, test_layers, test_offsets, self.pooling)
         return out
 
@@ -313,11 +320,3 @@ class ElmoVectorizer(BaseTextVectorizer):
             parts.append(mix_and_pool(self.layer_mix, self.mix_params_, layers, offsets, self.pooling))
         return np.concatenate(parts)
 
-
-def _select(layers, offsets, docs):
-    """The token rows and offsets of the given documents, in that order."""
-    docs = np.asarray(docs, dtype=np.int64)
-    lengths = offsets[docs + 1] - offsets[docs]
-    new_offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
-    rows = np.repeat(offsets[docs] - new_offsets[:-1], lengths) + np.arange(new_offsets[-1])
-    return layers[rows], new_offsets

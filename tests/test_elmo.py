@@ -173,12 +173,14 @@ def test_layer_representations_are_reused_across_candidates(corpus, bilm):
     assert _bilm_cache.REPRESENTATIONS.hits >= len(X)
 
 
-def test_long_document_is_windowed(corpus, bilm):
+def test_hundred_thousand_word_document_is_windowed(corpus, bilm):
     X, _ = corpus
-    vec = ElmoVectorizer(bilm, layer_mix="frozen", cache_dir=None).fit(X)
-    long_doc = " ".join(X) * 3
-    out = vec.transform([long_doc])
-    assert out.shape == (1, 16) and np.isfinite(out).all()
+    vec = ElmoVectorizer(bilm, layer_mix="frozen", pooling="meanmax", cache_dir=None).fit(X)
+    words = " ".join(X).split()
+    long_doc = " ".join((words * (100_000 // len(words) + 1))[:100_000])
+    out = vec.transform([long_doc, X[0]])
+    assert out.shape == (2, 32) and np.isfinite(out).all()
+    np.testing.assert_allclose(out[1], vec.transform([X[0]])[0], rtol=1e-5, atol=1e-6)
 
 
 @pytest.mark.parametrize("params, error, match", [
