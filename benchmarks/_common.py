@@ -45,3 +45,16 @@ def markdown_table(header: list[str], rows: list[list]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
     return "\n".join(lines)
+
+
+def run_in_fresh_processes(child_code: str, sizes, data_home: str) -> list[dict]:
+    """Run ``child_code`` once per size in a new Python process; collect its JSON line."""
+    import subprocess
+
+    runs = []
+    for size in sizes:
+        out = subprocess.run([sys.executable, "-c", child_code, str(size), data_home],
+                             check=True, capture_output=True, text=True)
+        runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
+        print(runs[-1], flush=True)
+    return runs

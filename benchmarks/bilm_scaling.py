@@ -11,11 +11,7 @@ Run: python benchmarks/bilm_scaling.py [--sizes 1900 3800 7600 15200]
 from __future__ import annotations
 
 import argparse
-import json
-import subprocess
-import sys
-
-from _common import markdown_table, write_results
+from _common import markdown_table, run_in_fresh_processes, write_results
 
 CHILD = r"""
 import json, resource, sys, time
@@ -42,12 +38,7 @@ def main():
     parser.add_argument("--sizes", type=int, nargs="+", default=[1900, 3800, 7600, 15200])
     parser.add_argument("--data-home", default="")
     args = parser.parse_args()
-    runs = []
-    for size in args.sizes:
-        out = subprocess.run([sys.executable, "-c", CHILD, str(size), args.data_home],
-                             check=True, capture_output=True, text=True)
-        runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
-        print(runs[-1], flush=True)
+    runs = run_in_fresh_processes(CHILD, args.sizes, args.data_home)
     rows = [[f"{r['documents']:,}", f"{r['targets']:,.0f}", f"{r['vocabulary']:,}",
              f"{r['seconds']:.1f}", f"{r['tokens_per_second']:,.0f}",
              f"{r['fit_extra_rss_mb']:,.0f}", f"{r['peak_rss_mb']:,.0f}"] for r in runs]

@@ -11,11 +11,7 @@ Run: python benchmarks/scaling_svd.py [--sizes 500000 1000000 2500000 5000000]
 from __future__ import annotations
 
 import argparse
-import json
-import subprocess
-import sys
-
-from _common import markdown_table, write_results
+from _common import markdown_table, run_in_fresh_processes, write_results
 
 CHILD = r"""
 import json, resource, sys, time
@@ -52,12 +48,7 @@ def main():
                         default=[500_000, 1_000_000, 2_500_000, 5_000_000])
     parser.add_argument("--data-home", default="")
     args = parser.parse_args()
-    runs = []
-    for size in args.sizes:
-        out = subprocess.run([sys.executable, "-c", CHILD, str(size), args.data_home],
-                             check=True, capture_output=True, text=True)
-        runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
-        print(runs[-1], flush=True)
+    runs = run_in_fresh_processes(CHILD, args.sizes, args.data_home)
     rows = [[f"{r['tokens']:,}", f"{r['documents']:,}", f"{r['vocabulary']:,}",
              f"{r['seconds']:.1f}", f"{r['fit_extra_rss_mb']:,.0f}", f"{r['peak_rss_mb']:,.0f}"]
             for r in runs]

@@ -52,20 +52,6 @@ class Windows:
     def __len__(self) -> int:
         return len(self.offsets) - 1
 
-    def subset(self, windows: np.ndarray) -> "Windows":
-        """The given windows, in the given order."""
-        starts, lengths = self.offsets[windows], self.lengths[windows]
-        positions = np.repeat(starts - np.concatenate([[0], np.cumsum(lengths)[:-1]]), lengths)
-        positions += np.arange(lengths.sum())
-        offsets = np.concatenate([[0], np.cumsum(lengths)])
-        return Windows(
-            self.word_ids[positions],
-            None if self.type_ids is None else self.type_ids[positions],
-            self.types,
-            offsets,
-            self.document[windows],
-        )
-
 
 def make_windows(
     token_lists: Sequence[Sequence[str]], vocabulary: Vocabulary, max_len: int, with_types: bool
@@ -123,10 +109,6 @@ class Batch:
     word_ids: torch.Tensor
     lengths: torch.Tensor
     windows: np.ndarray  # indices of the windows in this batch
-
-    @property
-    def n_tokens(self) -> int:
-        return int(self.lengths.sum())
 
 
 def bucket_batches(lengths: np.ndarray, batch_size: int, rng: np.random.Generator | None = None,

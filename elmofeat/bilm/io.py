@@ -52,12 +52,19 @@ def save_bilm(bilm, path) -> None:
         "counts": torch.from_numpy(bilm.vocabulary_.counts.copy()),
         "state_dict": {k: v.detach().cpu() for k, v in bilm.language_model_.state_dict().items()},
     }
-    path = Path(path)
+    save_atomically(payload, Path(path))
+
+
+def save_atomically(obj, path: Path) -> None:
+    """``torch.save`` to a temporary file beside ``path``, then rename it into place.
+
+    A failure at any point leaves an existing ``path`` untouched and no temporary file.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     os.close(fd)
     try:
-        torch.save(payload, tmp)
+        torch.save(obj, tmp)
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):

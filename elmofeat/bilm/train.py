@@ -8,10 +8,8 @@ from __future__ import annotations
 import contextlib
 import copy
 import math
-import os
-import tempfile
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +19,7 @@ from torch import nn
 
 from .batching import Windows, bucket_batches, iter_batches
 from .dropout import ByteDropout
+from .io import save_atomically
 
 CHECKPOINT_NAME = "checkpoint.pt"
 CHECKPOINT_FORMAT = "elmofeat-bilm-checkpoint-1"
@@ -126,17 +125,6 @@ def evaluate_perplexity(lm: LanguageModel, windows: Windows, chars, batch_size: 
     return math.exp(-total / count) if count else float("nan")
 
 
-def _save_atomically(obj, path: Path) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    try:
-        torch.save(obj, tmp)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-
-
 class Pretrainer:
     """Runs the epochs of one pretraining, with checkpoints and early stopping.
 
@@ -195,8 +183,7 @@ class Pretrainer:
         path = self.checkpoint_path
         if path is None or self.rank != 0:
             return
-        path.parent.mkdir(parents=True, exist_ok=True)
-        _save_atomically(self._state(), path)
+        save_atomically(self._state(), path)
 
     def maybe_resume(self) -> bool:
         """Load the checkpoint if there is one; return whether training resumes from it."""
@@ -310,6 +297,3 @@ class Pretrainer:
         if self.best_state is not None:
             self.lm.load_state_dict(self.best_state)
         return self.history
-
-    def config_dict(self) -> dict:
-        return asdict(self.config)
