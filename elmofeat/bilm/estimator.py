@@ -398,7 +398,8 @@ class BiLM(TextEstimatorMixin, BaseEstimator):
                 lm.bilm.token_layer.embedding.weight.shape[1] if self.token_layer == "word" else None
             )
             pretrainer = Pretrainer(lm, config, self._fingerprint(config, train))
-            self.history_ = pretrainer.run(train, valid, self._chars(train))
+            self.history_ = pretrainer.run(
+                train, valid, self._chars(train), None if valid is None else self._chars(valid))
         self.language_model_ = lm.eval()
         self.n_epochs_ = len(self.history_)
         self.output_dim_ = 2 * self.embedding_dim

@@ -260,8 +260,13 @@ class Pretrainer:
         return (math.exp(loss_sum / token_count), token_count / (total_elapsed / self.world_size),
                 elapsed)
 
-    def run(self, train: Windows, valid: Windows | None, chars) -> list[dict]:
-        """Train until ``max_epochs`` or early stopping; keep the best validated weights."""
+    def run(self, train: Windows, valid: Windows | None, train_chars=None,
+            valid_chars=None) -> list[dict]:
+        """Train until ``max_epochs`` or early stopping; keep the best validated weights.
+
+        ``train_chars`` / ``valid_chars`` are the byte tables of each set's word types
+        (character CNN only): each ``Windows`` numbers its own types.
+        """
         cfg = self.config
         self.maybe_resume()
         from tqdm.auto import tqdm
@@ -274,7 +279,7 @@ class Pretrainer:
                     desc=f"biLM epoch {self.epoch + 1}/{cfg.max_epochs}", unit="batch",
                 )
             try:
-                train_ppl, tokens_per_s, seconds = self._train_epoch(train, chars, progress)
+                train_ppl, tokens_per_s, seconds = self._train_epoch(train, train_chars, progress)
             finally:
                 if progress is not None:
                     progress.close()
@@ -282,7 +287,8 @@ class Pretrainer:
                       "tokens_per_second": tokens_per_s, "seconds": seconds,
                       "validation_perplexity": None}
             if valid is not None and len(valid):
-                ppl = evaluate_perplexity(self.lm, valid, chars, cfg.batch_size, cfg.bf16, cfg.device)
+                ppl = evaluate_perplexity(self.lm, valid, valid_chars, cfg.batch_size, cfg.bf16,
+                                          cfg.device)
                 record["validation_perplexity"] = ppl
                 if ppl < self.best_perplexity:
                     self.best_perplexity, self.bad_epochs = ppl, 0
