@@ -8,17 +8,20 @@ twice in the training texts) is the same for the three token layers of a dataset
 their perplexities are comparable.
 
 Writes benchmarks/results/bilm_quality.{json,md}.
-Run: python benchmarks/bilm_quality.py [--max-epochs 5] [--data-home DIR]
+Rows already in the JSON are kept, so a run can be split, e.g. --layers char.
+Run: python benchmarks/bilm_quality.py [--max-epochs 5] [--layers word glove char]
+     [--datasets ag_news r8] [--data-home DIR]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import time
 
 import numpy as np
 
-from _common import markdown_table, write_results
+from _common import RESULTS, markdown_table, write_results
 from elmofeat import BiLM
 from elmofeat.datasets import get_data_home, load_ag_news, load_r8
 
@@ -26,6 +29,8 @@ from elmofeat.datasets import get_data_home, load_ag_news, load_r8
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--max-epochs", type=int, default=5)
+    parser.add_argument("--layers", nargs="+", default=["word", "glove", "char"])
+    parser.add_argument("--datasets", nargs="+", default=["ag_news", "r8"])
     parser.add_argument("--data-home", default=None)
     args = parser.parse_args()
     home = get_data_home(args.data_home)
@@ -38,12 +43,16 @@ def main():
         "AG News": ([t for t, m in zip(news, mask) if not m], [t for t, m in zip(news, mask) if m]),
         "R8": (load_r8(home, subset="train").data, load_r8(home, subset="test").data),
     }
+    datasets = {k: v for k, v in datasets.items()
+                if {"AG News": "ag_news", "R8": "r8"}[k] in args.datasets}
     layers = {
-        "word": dict(token_layer="word"),
-        "word + GloVe 50d": dict(token_layer="word", pretrained_vectors=glove),
-        "char CNN": dict(token_layer="char"),
+        "word": ("word", dict(token_layer="word")),
+        "word + GloVe 50d": ("glove", dict(token_layer="word", pretrained_vectors=glove)),
+        "char CNN": ("char", dict(token_layer="char")),
     }
-    results = {}
+    layers = {name: params for name, (key, params) in layers.items() if key in args.layers}
+    previous = RESULTS / "bilm_quality.json"
+    results = json.loads(previous.read_text())["results"] if previous.is_file() else {}
     for dataset, (train, test) in datasets.items():
         for name, params in layers.items():
             start = time.perf_counter()
@@ -55,6 +64,12 @@ def main():
                 "vocabulary": len(bilm.vocabulary_),
             }
             print(dataset, name, results[f"{dataset} / {name}"]["perplexity"], seconds, flush=True)
+            _write(args, results)
+
+
+def _write(args, results):
+    order = [f"{d} / {n}" for d in ("AG News", "R8") for n in ("word", "word + GloVe 50d", "char CNN")]
+    results = {k: results[k] for k in order if k in results}
     rows = [[r["dataset"], r["token_layer"], f"{r['perplexity']:.1f}", r["epochs"],
              f"{r['vocabulary']:,}", f"{r['fit_seconds'] / 60:.1f}"] for r in results.values()]
     markdown = (

@@ -16,6 +16,8 @@ from . import _bilm_cache
 from ._base import BaseTextVectorizer
 from ._pooling import check_pooling
 from ._text import validate_documents
+from .bilm import BiLM
+from .bilm.io import weights_digest
 from .mix import (
     MIXES,
     HeadConfig,
@@ -178,8 +180,6 @@ class ElmoVectorizer(BaseTextVectorizer):
 
     # ------------------------------------------------------------------ validation
     def _check_params(self, y):
-        from .bilm import BiLM
-
         if self.layer_mix not in MIXES:
             raise ValueError(f"layer_mix must be one of {MIXES}, got {self.layer_mix!r}")
         check_pooling(self.pooling)
@@ -208,8 +208,6 @@ class ElmoVectorizer(BaseTextVectorizer):
         return Path(self.cache_dir)
 
     def _pretrained_bilm(self, documents, random_state):
-        from .bilm import BiLM
-
         if _is_fitted_bilm(self.bilm):
             return self.bilm
         bilm = self.bilm if self.bilm is not None else BiLM(
@@ -241,8 +239,6 @@ class ElmoVectorizer(BaseTextVectorizer):
                 raise ValueError(f"X has {len(documents)} documents but y has {len(y)} labels")
         random_state = check_random_state(self.random_state)
         self.bilm_ = self._pretrained_bilm(documents, random_state)
-        from .bilm.distributed import weights_digest
-
         self._bilm_id_ = weights_digest(self.bilm_) + repr(
             (self.bilm_.lowercase, self.bilm_.token_pattern, self.bilm_.max_len))
         layers, offsets = self._layers(documents)

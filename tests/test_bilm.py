@@ -464,7 +464,7 @@ def test_torchrun_ddp_two_processes_stay_in_sync(corpus, tmp_path):
     assert set(digests) == {"rank0.txt", "rank1.txt"}
     assert digests["rank0.txt"] == digests["rank1.txt"]
     loaded = BiLM.load(tmp_path / "ddp.pt")
-    from elmofeat.bilm.distributed import weights_digest
+    from elmofeat.bilm.io import weights_digest
 
     assert weights_digest(loaded) == digests["rank0.txt"]
     assert loaded.n_epochs_ == 2 and loaded.history_[0]["validation_perplexity"] > 1

@@ -17,7 +17,6 @@ Across machines, add torchrun's ``--nnodes``, ``--node-rank`` and
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 from pathlib import Path
@@ -26,17 +25,9 @@ import torch
 import torch.distributed as dist
 
 
-def weights_digest(bilm) -> str:
-    """SHA-256 of all weights: equal on every process when they are in sync."""
-    digest = hashlib.sha256()
-    for name, tensor in sorted(bilm.language_model_.state_dict().items()):
-        digest.update(name.encode())
-        digest.update(tensor.detach().cpu().contiguous().numpy().tobytes())
-    return digest.hexdigest()
-
-
 def main(argv=None) -> int:
     from .estimator import BiLM
+    from .io import weights_digest
 
     parser = argparse.ArgumentParser(description="Pretrain a BiLM under torchrun (DDP).")
     parser.add_argument("--texts", required=True, help="text file, one document a line")

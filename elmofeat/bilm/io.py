@@ -7,6 +7,7 @@ tensors are mapped to the CPU whatever device trained the model.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import tempfile
@@ -115,3 +116,15 @@ def load_bilm(path, device: str = "cpu"):
     except RuntimeError as exc:  # shape or key mismatch from load_state_dict
         raise ValueError(f"{path}: the weights do not match the saved configuration: {exc}") from exc
     return bilm
+
+
+def weights_digest(bilm) -> str:
+    """SHA-256 of a fitted BiLM's weights: equal digests, equal models.
+
+    Used to check that torchrun processes stay in sync and to key cached representations.
+    """
+    digest = hashlib.sha256()
+    for name, tensor in sorted(bilm.language_model_.state_dict().items()):
+        digest.update(name.encode())
+        digest.update(tensor.detach().cpu().contiguous().numpy().tobytes())
+    return digest.hexdigest()
