@@ -201,3 +201,31 @@ def test_label_length_mismatch(corpus, bilm):
     X, y = corpus
     with pytest.raises(ValueError, match="labels"):
         ElmoVectorizer(bilm, cache_dir=None).fit(X, y[:-1])
+
+
+def test_mlp_alignment_is_identity_for_an_untrained_mix():
+    from elmofeat.mix import align_to_initial_features
+
+    rng = np.random.RandomState(0)
+    layers = rng.randn(40, 3, 4).astype(np.float32)
+    offsets = np.arange(0, 41, 2)
+    params = {"weight": rng.randn(12, 6).astype(np.float32), "bias": rng.randn(6).astype(np.float32)}
+    aligned = align_to_initial_features(params, params, layers, offsets, "mean")
+    np.testing.assert_allclose(aligned["alignment"][:-1], np.eye(6), atol=1e-4)
+    np.testing.assert_allclose(mix_and_pool("mlp", aligned, layers, offsets, "mean"),
+                               mix_and_pool("mlp", params, layers, offsets, "mean"), atol=1e-4)
+
+
+def test_cross_fitted_mlp_features_stay_in_one_space(corpus, bilm):
+    # Out-of-fold features (from one MLP per fold) and transform's features (from the
+    # final MLP) must share one feature space, column by column, or a classifier trained
+    # on the former is useless on the latter. Without the alignment, some columns are
+    # uncorrelated (minimum correlation about 0 here).
+    X, y = corpus
+    vec = ElmoVectorizer(bilm, layer_mix="mlp", mlp_dim=16, mix_epochs=5, cv=3, random_state=0,
+                         cache_dir=None)
+    crossed, plain = vec.fit_transform(X, y), vec.transform(X)
+    correlations = [np.corrcoef(crossed[:, j], plain[:, j])[0, 1] for j in range(crossed.shape[1])
+                    if crossed[:, j].std() > 0 and plain[:, j].std() > 0]
+    assert len(correlations) >= 8
+    assert np.mean(correlations) > 0.85 and np.min(correlations) > 0.5
