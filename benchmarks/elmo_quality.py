@@ -6,7 +6,7 @@ the three mixes (as a fitted ``bilm``). Rows of the other feature extractors are
 from benchmarks/results/quality.json (run benchmarks/quality.py first; same folds).
 
 Writes benchmarks/results/elmo_quality.{json,md}.
-Run: python benchmarks/elmo_quality.py [--epochs 8] [--glove] [--pooling mean]
+Run: python benchmarks/elmo_quality.py [--epochs 5] [--mix-epochs 5] [--glove] [--pooling mean]
      [--folds 5] [--datasets ag_news r8]
 """
 
@@ -39,12 +39,12 @@ def bilm_params(args, home):
     return params
 
 
-def evaluate_mixes(bilm, X_train, y_train, X_test, y_test, pooling):
+def evaluate_mixes(bilm, X_train, y_train, X_test, y_test, pooling, mix_epochs):
     out = {}
     for mix in MIXES:
         start = time.perf_counter()
         vectorizer = ElmoVectorizer(bilm, layer_mix=mix, pooling=pooling, random_state=SEED,
-                                    cache_dir=None)
+                                    mix_epochs=mix_epochs, cache_dir=None)
         model = make_pipeline(vectorizer, LogisticRegression(max_iter=3000))
         with threadpool_limits(1, user_api="blas"):
             model.fit(X_train, y_train)
@@ -60,7 +60,8 @@ def evaluate_mixes(bilm, X_train, y_train, X_test, y_test, pooling):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--epochs", type=int, default=8)
+    parser.add_argument("--epochs", type=int, default=5)
+    parser.add_argument("--mix-epochs", type=int, default=5)
     parser.add_argument("--dim", type=int, default=256)
     parser.add_argument("--token-layer", default="word", choices=["word", "char"])
     parser.add_argument("--glove", action="store_true", help="initialise from GloVe 6B 50d")
@@ -82,7 +83,8 @@ def main():
             pretrain = time.perf_counter() - start
             print(f"AG News fold {k}: biLM {pretrain:.0f} s, {bilm.n_epochs_} epochs, "
                   f"validation perplexity {bilm.history_[-1]['validation_perplexity']:.1f}", flush=True)
-            fold = evaluate_mixes(bilm, list(X[tr]), y[tr], list(X[te]), y[te], args.pooling)
+            fold = evaluate_mixes(bilm, list(X[tr]), y[tr], list(X[te]), y[te], args.pooling,
+                                  args.mix_epochs)
             folds.append({"pretrain_seconds": pretrain, "epochs": bilm.n_epochs_, "mixes": fold,
                           "history": bilm.history_})
         results["ag_news"] = folds
@@ -94,7 +96,7 @@ def main():
         print(f"R8: biLM {pretrain:.0f} s, {bilm.n_epochs_} epochs", flush=True)
         results["r8"] = {"pretrain_seconds": pretrain, "epochs": bilm.n_epochs_,
                          "mixes": evaluate_mixes(bilm, train.data, train.target, test.data,
-                                                 test.target, args.pooling),
+                                                 test.target, args.pooling, args.mix_epochs),
                          "history": bilm.history_}
 
     anchors = json.loads((RESULTS / "quality.json").read_text())["results"] if (
@@ -122,7 +124,7 @@ def main():
     setting = (f"biLM: token layer {args.token_layer}{' + GloVe 6B 50d' if args.glove else ''}, "
                f"embedding = hidden = {args.dim}, 2 LSTM layers per direction, at most "
                f"{args.epochs} epochs (early stopping), adaptive softmax, bf16; pooling "
-               f"{args.pooling!r}; LogisticRegression(max_iter=3000).")
+               f"{args.pooling!r}; mix_epochs={args.mix_epochs}; LogisticRegression(max_iter=3000).")
     timing = []
     if "ag_news" in results:
         timing.append(f"AG News: biLM pretraining {np.mean([f['pretrain_seconds'] for f in results['ag_news']]) / 60:.1f} "
