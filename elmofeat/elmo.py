@@ -100,7 +100,10 @@ class ElmoVectorizer(BaseTextVectorizer):
     ``cv`` folds, so that a downstream classifier (in a ``Pipeline``, which calls
     ``fit_transform``) does not learn from features that already saw its labels.
     ``fit`` learns the mix on all of ``X``, and ``transform`` uses that mix. The biLM
-    itself is pretrained once, without labels.
+    itself is pretrained once, without labels. Each fold's mix starts from the same
+    initialisation, and each MLP mix maps its document features into the space of that
+    initialisation (:func:`elmofeat.mix.align_to_initial_features`), so out-of-fold and
+    final features share one feature space.
 
     **Search without refits.** Clones share a fitted ``bilm``. When ``bilm`` is not
     fitted, the pretrained model is cached by its parameters and the training texts:
