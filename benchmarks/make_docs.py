@@ -9,6 +9,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
+# Options the published tables were produced with (default: none).
+OPTIONS = {"elmo_quality": " --glove", "bilm_pretrain_speed": " --budget 240"}
 
 SECTIONS = [
     ("quality", "Feature quality on AG News and R8",
@@ -45,7 +47,8 @@ def main():
     ]
     for name, title, intro in SECTIONS:
         table = RESULTS / f"{name}.md"
-        parts.append(f"## {title}\n\n{intro}\n\nCommand: `python benchmarks/{name}.py`\n")
+        parts.append(f"## {title}\n\n{intro}\n\nCommand: `python benchmarks/{name}.py"
+                     f"{OPTIONS.get(name, '')}`\n")
         if table.is_file():
             body = "\n".join(line for line in table.read_text().splitlines()
                              if not line.startswith("<!--"))
@@ -70,7 +73,8 @@ def update_readme():
     head, rest = text.split(start)
     _, tail = rest.split(end)
     block = (f"{start}\nFrom `benchmarks/results/{source.name}` "
-             f"(`python benchmarks/{source.stem}.py`):\n\n" + "\n".join(table) + f"\n{end}")
+             f"(`python benchmarks/{source.stem}.py{OPTIONS.get(source.stem, '')}`):\n\n"
+             + "\n".join(table) + f"\n{end}")
     readme.write_text(head + block + tail)
 
 
