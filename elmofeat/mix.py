@@ -109,6 +109,7 @@ def mix_and_pool(kind: str, params: dict, layers: np.ndarray, offsets: np.ndarra
     pooled = pool_vectors(apply_mix(kind, params, layers), offsets, pooling)
     if "alignment" in params:
         pooled = _affine(pooled, params["alignment"])
+        pooled[np.diff(offsets) == 0] = 0.0  # an empty document stays a zero vector
     return pooled
 
 
