@@ -17,7 +17,7 @@ from sklearn.utils import check_random_state, check_scalar
 from sklearn.utils.validation import check_is_fitted
 
 from .._base import TextEstimatorMixin
-from .._text import Vocabulary
+from .._text import Vocabulary, validate_documents
 from .batching import SPECIALS, UNK, Windows, bucket_batches, char_table, iter_batches, make_windows
 from .model import BiLMModule
 from .pretrained import pretrained_matrix, resolve_pretrained
@@ -439,8 +439,6 @@ class BiLM(TextEstimatorMixin, BaseEstimator):
             ``n_tokens`` is the document's token count (0 for an empty document).
         """
         check_is_fitted(self, "language_model_")
-        from .._text import validate_documents
-
         if isinstance(X, (str, bytes)) or X is None:
             validate_documents(X)  # raises the usual, precise error
         chunk: list = []
@@ -504,8 +502,6 @@ class BiLM(TextEstimatorMixin, BaseEstimator):
             float32; representation 0 is the token layer, 1.. the LSTM layers. A
             document's arrays do not depend on the other documents in ``X``.
         """
-        from .._text import validate_documents
-
         documents = validate_documents(X)
         return [layers.copy() for layers in self.iter_embed(documents, batch_size, chunk_size=max(1, len(documents)))]
 
