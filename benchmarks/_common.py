@@ -10,6 +10,8 @@ import time
 from importlib.metadata import version
 from pathlib import Path
 
+from elmofeat.comparison.report import markdown_table  # noqa: F401 (re-exported)
+
 RESULTS = Path(__file__).resolve().parent / "results"
 PACKAGES = ("elmofeat", "numpy", "scipy", "scikit-learn", "gensim", "torch", "pandas")
 
@@ -39,12 +41,6 @@ def write_results(name: str, payload: dict, markdown: str) -> tuple[Path, Path]:
     )
     print(md_path.read_text())
     return json_path, md_path
-
-
-def markdown_table(header: list[str], rows: list[list]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
-    return "\n".join(lines)
 
 
 def run_in_fresh_processes(child_code: str, sizes, data_home: str) -> list[dict]:

@@ -6,11 +6,13 @@ from numbers import Integral, Real
 from pathlib import Path
 
 import numpy as np
+from joblib import Parallel, cpu_count, delayed, effective_n_jobs
 from sklearn.base import clone
 from sklearn.model_selection import KFold, StratifiedKFold, check_cv
 from sklearn.utils import check_random_state, check_scalar
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted
+from threadpoolctl import threadpool_limits
 
 from . import _bilm_cache
 from ._base import BaseTextVectorizer
@@ -18,6 +20,7 @@ from ._pooling import check_pooling
 from ._text import validate_documents
 from .bilm import BiLM
 from .bilm.io import weights_digest
+from .bilm.train import torch_threads
 from .mix import (
     MIXES,
     HeadConfig,
@@ -74,6 +77,13 @@ class ElmoVectorizer(BaseTextVectorizer):
         Where pretrained biLMs are shared between clones and worker processes (see
         Notes). ``"auto"``: ``$ELMOFEAT_CACHE`` or a per-user folder in the temporary
         directory; ``None``: share within this process only.
+    n_jobs : int, default=None
+        Parallel workers of :meth:`transform` through joblib (None: 1 unless a
+        ``joblib.parallel_config`` context says otherwise; -1: all CPUs). Each worker
+        gets ``cpu_count // n_jobs`` torch and BLAS threads, so workers do not
+        oversubscribe the cores; every worker gets at least 512 documents (smaller
+        inputs run in this process). Use a process-based backend (loky, the default, or
+        Dask / Ray on a cluster); see Notes.
     random_state : int, RandomState instance or None, default=None
         Seeds the frozen ``"random"`` weights, the mix's training and the cross-fitting
         folds, and the default biLM.
@@ -113,6 +123,14 @@ class ElmoVectorizer(BaseTextVectorizer):
     Layer representations of documents are also reused in a process (within 2 GiB),
     so candidates that differ only in the mix do not run the biLM again.
 
+    **Parallel transform.** With ``n_jobs`` > 1, :meth:`transform` splits the documents
+    into one contiguous part per worker; each worker receives the fitted biLM (as its
+    CPU ``state_dict``), embeds, mixes and pools its part, and the parts are joined in
+    order. A document's features do not depend on its part (the biLM is batch
+    independent), so the result equals the sequential one up to float rounding. The
+    same code runs on a cluster under ``with joblib.parallel_config(backend="dask"):``
+    (or ``"ray"``). Parallel transforms bypass the in-process representation cache.
+
     An empty document gets a zero vector. Documents longer than the biLM's ``max_len``
     are processed in windows.
 
@@ -144,6 +162,7 @@ class ElmoVectorizer(BaseTextVectorizer):
         batch_size=64,
         device="auto",
         cache_dir="auto",
+        n_jobs=None,
         random_state=None,
         verbose=False,
     ):
@@ -158,6 +177,7 @@ class ElmoVectorizer(BaseTextVectorizer):
         self.batch_size = batch_size
         self.device = device
         self.cache_dir = cache_dir
+        self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
 
@@ -193,6 +213,8 @@ class ElmoVectorizer(BaseTextVectorizer):
         check_scalar(self.batch_size, "batch_size", Integral, min_val=1)
         check_scalar(self.mix_learning_rate, "mix_learning_rate", Real, min_val=0,
                      include_boundaries="neither")
+        if self.n_jobs is not None and (not isinstance(self.n_jobs, Integral) or self.n_jobs == 0):
+            raise ValueError(f"n_jobs must be None or a non-zero integer, got {self.n_jobs!r}")
         if self.device not in ("auto", "cpu", "cuda"):
             raise ValueError(f"device must be 'auto', 'cpu' or 'cuda', got {self.device!r}")
         if self.layer_mix != "frozen" and y is None:
@@ -224,7 +246,8 @@ class ElmoVectorizer(BaseTextVectorizer):
     # --------------------------------------------------------------------- fitting
     def _learn_mix(self, layers, offsets, docs, y, seed):
         if self.layer_mix == "frozen":
-            weights = frozen_weights(self.mix_weights, layers.shape[1], np.random.RandomState(seed))
+            weights = frozen_weights(self.mix_weights, self.bilm_.n_representations_,
+                                     np.random.RandomState(seed))
             return {"weights": weights, "gamma": np.float32(1.0)}
         classification = type_of_target(y) in ("binary", "multiclass")
         config = HeadConfig(self.mix_epochs, float(self.mix_learning_rate), self.batch_size, seed)
@@ -244,9 +267,13 @@ class ElmoVectorizer(BaseTextVectorizer):
         self.bilm_ = self._pretrained_bilm(documents, random_state)
         self._bilm_id_ = weights_digest(self.bilm_) + repr(
             (self.bilm_.lowercase, self.bilm_.token_pattern, self.bilm_.max_len))
-        layers, offsets = self._layers(documents)
         seed = int(random_state.randint(2**31 - 1))
-        self.mix_params_ = self._learn_mix(layers, offsets, np.arange(len(documents)), y, seed)
+        if self.layer_mix == "frozen":  # nothing to learn: the biLM need not run here
+            layers, offsets = None, None
+            self.mix_params_ = self._learn_mix(None, None, None, y, seed)
+        else:
+            layers, offsets = self._layers(documents)
+            self.mix_params_ = self._learn_mix(layers, offsets, np.arange(len(documents)), y, seed)
         self.layer_weights_ = self.mix_params_.get("weights")
         self.gamma_ = None if self.layer_mix == "mlp" else float(self.mix_params_["gamma"])
         return documents, y, layers, offsets, seed
@@ -280,7 +307,7 @@ class ElmoVectorizer(BaseTextVectorizer):
         """
         documents, y, layers, offsets, seed = self._fit(X, y)
         if self.layer_mix == "frozen":
-            return mix_and_pool("frozen", self.mix_params_, layers, offsets, self.pooling)
+            return self.transform(documents)
         classification = type_of_target(y) in ("binary", "multiclass")
         if isinstance(self.cv, Integral):
             splitter_class = StratifiedKFold if classification else KFold
@@ -313,9 +340,30 @@ class ElmoVectorizer(BaseTextVectorizer):
         """
         check_is_fitted(self, "mix_params_")
         documents = validate_documents(X)
-        parts = [np.zeros((0, len(self.get_feature_names_out())), dtype=np.float32)]
-        for start in range(0, len(documents), _CHUNK):
-            layers, offsets = self._layers(documents[start : start + _CHUNK])
-            parts.append(mix_and_pool(self.layer_mix, self.mix_params_, layers, offsets, self.pooling))
-        return np.concatenate(parts)
+        n_jobs = min(effective_n_jobs(self.n_jobs), max(len(documents) // _CHUNK, 1))
+        if n_jobs == 1:
+            parts = [mix_and_pool(self.layer_mix, self.mix_params_, *self._layers(chunk), self.pooling)
+                     for chunk in _chunks(documents, _CHUNK)]
+        else:
+            threads = max(1, cpu_count() // n_jobs)
+            size = -(-len(documents) // n_jobs)
+            parts = Parallel(n_jobs=n_jobs)(
+                delayed(_transform_part)(self.bilm_, self.layer_mix, self.mix_params_,
+                                         self.pooling, part, threads)
+                for part in _chunks(documents, size)
+            )
+        empty = np.zeros((0, len(self.get_feature_names_out())), dtype=np.float32)
+        return np.concatenate([empty, *parts])
 
+
+def _chunks(documents, size):
+    return [documents[start : start + size] for start in range(0, len(documents), size)]
+
+
+def _transform_part(bilm, layer_mix, mix_params, pooling, documents, n_threads):
+    """Features of a part of the documents, in a worker with ``n_threads`` threads."""
+    with torch_threads(n_threads), threadpool_limits(n_threads):
+        return np.concatenate([
+            mix_and_pool(layer_mix, mix_params, *bilm.embed_flat(chunk), pooling)
+            for chunk in _chunks(documents, _CHUNK)
+        ])

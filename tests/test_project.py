@@ -1,8 +1,6 @@
 """Project-level promises: the README's commands, the CLI and the torch pin."""
 
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -42,25 +40,6 @@ def test_public_api():
     from elmofeat import SkipGramVectorizer, SVDVectorizer  # noqa: F401
 
     assert re.fullmatch(r"\d+\.\d+\.\d+.*", elmofeat.__version__)
-
-
-def test_cli_demo_runs_end_to_end(data_home, capsys):
-    assert main(["demo", "--data-home", str(data_home)]) == 0
-    out = capsys.readouterr().out
-    rows = {line.split()[0]: line.split() for line in out.splitlines() if "Vectorizer" in line}
-    assert set(rows) == {"SVDVectorizer", "SkipGramVectorizer"}
-    assert all(0.7 < float(row[1]) <= 1 for row in rows.values())
-
-
-def test_cli_errors_are_one_line_without_traceback(tmp_path):
-    result = subprocess.run(
-        [sys.executable, "-m", "elmofeat", "demo", "--data-home", str(tmp_path)],
-        capture_output=True, text=True,
-    )
-    assert result.returncode == 1
-    assert "Traceback" not in result.stderr and "AG News" in result.stderr
-    bad = subprocess.run([sys.executable, "-m", "elmofeat", "demo", "--seed", "x"], capture_output=True, text=True)
-    assert bad.returncode == 2 and "invalid int value" in bad.stderr
 
 
 @pytest.mark.parametrize("flag", ["--help", "--version"])

@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 import warnings
 from pathlib import Path
 
 import torch
 
+from .._files import atomic_path
 from .._text import Vocabulary
 from .._versions import version_stamps
 from ..exceptions import ElmofeatVersionWarning
@@ -61,15 +60,8 @@ def save_atomically(obj, path: Path) -> None:
 
     A failure at any point leaves an existing ``path`` untouched and no temporary file.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    try:
-        torch.save(obj, tmp)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
+    with atomic_path(path) as temporary:
+        torch.save(obj, temporary)
 
 
 def load_bilm(path, device: str = "cpu"):

@@ -7,19 +7,45 @@ import os
 import numpy as np
 
 
-def load_word_vectors(path) -> "KeyedVectors":  # noqa: F821
-    """Read a GloVe (no header) or word2vec (header) text file, optionally gzipped."""
+def load_word_vectors(path, words=None) -> "KeyedVectors":  # noqa: F821
+    """Read a GloVe (no header) or word2vec (header) text file, optionally gzipped.
+
+    Parameters
+    ----------
+    path : str or path-like
+    words : collection of str, default=None
+        Keep only these words (a lookup before any number is parsed: reading GloVe 6B
+        for one corpus' vocabulary takes seconds instead of a minute).
+    """
+    from gensim import utils
     from gensim.models import KeyedVectors
 
     path = os.fspath(path)
     if not os.path.isfile(path):
         raise FileNotFoundError(f"pretrained_vectors file not found: {path}")
-    from gensim import utils
-
     with utils.open(path, "rb") as f:
         first = f.readline().split()
     has_header = len(first) == 2 and all(part.isdigit() for part in first)
-    return KeyedVectors.load_word2vec_format(path, binary=False, no_header=not has_header)
+    if words is None:
+        return KeyedVectors.load_word2vec_format(path, binary=False, no_header=not has_header)
+    wanted = set(words)
+    keys, rows = [], []
+    with utils.open(path, "rb") as f:
+        if has_header:
+            f.readline()
+        for line in f:
+            word, _, numbers = line.rstrip().partition(b" ")
+            word = word.decode("utf-8", "replace")
+            if word in wanted:
+                keys.append(word)
+                rows.append(np.array(numbers.split(), dtype=np.float32))
+    if not rows:
+        raise ValueError(f"{path}: none of the {len(wanted):,} words asked for is in the file")
+    if len({len(row) for row in rows}) != 1:
+        raise ValueError(f"{path}: rows of different widths; not a word-vector text file")
+    vectors = KeyedVectors(vector_size=len(rows[0]), dtype=np.float32)
+    vectors.add_vectors(keys, np.vstack(rows))
+    return vectors
 
 
 def resolve_pretrained(pretrained, texts):

@@ -268,8 +268,11 @@ class Pretrainer:
         (character CNN only): each ``Windows`` numbers its own types.
         """
         cfg = self.config
-        self.maybe_resume()
         from tqdm.auto import tqdm
+
+        if self.maybe_resume() and cfg.verbose and self.rank == 0:
+            tqdm.write(f"resuming from {self.checkpoint_path} (epoch {self.epoch + 1}, "
+                       f"step {self.step_in_epoch})")
 
         while self.epoch < cfg.max_epochs and not self.stopped_early:
             progress = None

@@ -1,0 +1,63 @@
+"""The ``elmofeat`` command line: ``pretrain``, ``embed`` and ``benchmark``.
+
+Errors the user can fix (a missing file, a bad value) end the command with one line on
+standard error and exit status 1; argument mistakes exit with status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from . import benchmark, embed, pretrain
+
+COMMANDS = {
+    "pretrain": (pretrain, "pretrain a biLM on texts and save it",
+                 "Pretrain an ELMo-style biLM on texts and save it (BiLM.save format). "
+                 "With --checkpoint-dir, running the same command again resumes."),
+    "embed": (embed, "turn texts into document features with a saved model",
+              "Document features from a saved BiLM (frozen layer mix, pooled) or a fitted "
+              "vectorizer / pipeline saved with joblib, written as .npy or .parquet."),
+    "benchmark": (benchmark, "run the SVD / skip-gram / ELMo comparison and write a report",
+                  "SVD vs skip-gram vs ELMo (trainable, frozen, mlp mixes), with TF-IDF and "
+                  "GloVe anchors, each + LogisticRegression, on AG News (stratified k-fold, "
+                  "biLM pretrained on the training folds only) and R8 (standard split). "
+                  "Writes results.json, report.md and PNG figures to --output."),
+}
+
+
+class _Parser(argparse.ArgumentParser):
+    """Argument errors as one line (plus the exit status 2 argparse uses)."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from .. import __version__
+
+    parser = _Parser(prog="elmofeat",
+                     description="Contextual and word-vector text features for scikit-learn.")
+    parser.add_argument("--version", action="version", version=f"elmofeat {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
+                                     parser_class=_Parser)
+    for name, (module, summary, description) in COMMANDS.items():
+        command = commands.add_parser(name, help=summary, description=description)
+        module.add_arguments(command)
+        command.set_defaults(run=module.run)
+    return parser
+
+
+def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = build_parser().parse_args(argv)
+    args.argv = argv
+    try:
+        return args.run(args)
+    except (FileNotFoundError, ValueError, TypeError, ImportError) as exc:
+        message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        print(f"elmofeat {args.command}: error: {message}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"elmofeat {args.command}: interrupted", file=sys.stderr)
+        return 130

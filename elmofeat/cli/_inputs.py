@@ -1,0 +1,62 @@
+"""Where the command line finds texts: a text file, a CSV/Parquet column or a dataset."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+DATASET_SOURCES = ("ag_news", "ag_news:train", "ag_news:test", "r8", "r8:train", "r8:test")
+
+
+def _column(frame, column, path):
+    if column is None:
+        if "text" in frame.columns:
+            column = "text"
+        elif len(frame.columns) == 1:
+            column = frame.columns[0]
+        else:
+            raise ValueError(f"{path} has several columns ({', '.join(map(str, frame.columns))}): "
+                             "choose one with --column")
+    if column not in frame.columns:
+        raise ValueError(f"{path} has no column {column!r} (columns: "
+                         f"{', '.join(map(str, frame.columns))})")
+    values = frame[column]
+    return ["" if value is None or value != value else str(value) for value in values]
+
+
+def read_texts(source: str, column: str | None = None, data_home=None) -> list[str]:
+    """Documents from ``source``.
+
+    * ``*.csv`` / ``*.tsv`` / ``*.parquet``: one document per row, from ``column``
+      (default: the column named ``text``, or the only column); missing values become
+      empty documents.
+    * any other existing file: one document per line (UTF-8).
+    * a dataset name: ``ag_news`` (the 7,600-row partition), ``r8`` (train + test), or
+      one partition, e.g. ``r8:train``.
+    """
+    path = Path(source)
+    if path.is_file():
+        suffix = path.suffix.lower()
+        if suffix in (".csv", ".tsv", ".parquet"):
+            import pandas as pd
+
+            if suffix == ".parquet":
+                frame = pd.read_parquet(path)
+            else:
+                frame = pd.read_csv(path, sep="\t" if suffix == ".tsv" else ",", dtype=str,
+                                    keep_default_na=False)
+            return _column(frame, column, path)
+        if column is not None:
+            raise ValueError(f"--column applies to CSV, TSV and Parquet files, not to {path}")
+        with open(path, encoding="utf-8") as handle:
+            return [line.rstrip("\r\n") for line in handle]
+    if source in DATASET_SOURCES:
+        from ..datasets import load_ag_news, load_r8
+
+        name, _, subset = source.partition(":")
+        if name == "ag_news":
+            return load_ag_news(data_home, subset=subset or "test").data
+        return load_r8(data_home, subset=subset or "all").data
+    if path.is_dir():
+        raise ValueError(f"{path} is a folder: give a text, CSV, TSV or Parquet file")
+    raise FileNotFoundError(f"{source}: no such file, and not a dataset name "
+                            f"({', '.join(DATASET_SOURCES)})")

@@ -1,0 +1,71 @@
+"""``elmofeat benchmark``: the comparison report (see :mod:`elmofeat.comparison`)."""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import replace
+from pathlib import Path
+
+
+def add_arguments(parser) -> None:
+    from ..comparison import DATASETS, METHODS
+    from ..comparison.methods import ALIASES
+
+    parser.add_argument("-o", "--output", default="elmofeat-report",
+                        help="report folder (default: ./elmofeat-report)")
+    parser.add_argument("--quick", action="store_true",
+                        help="reduced run (data slices, small biLM): a few minutes")
+    parser.add_argument("--folds", type=int, help="AG News cross-validation folds "
+                        "(default: 5, quick: 2)")
+    parser.add_argument("--datasets", nargs="+", choices=DATASETS, metavar="NAME",
+                        help=f"datasets to run (default: all of {', '.join(DATASETS)})")
+    parser.add_argument("--methods", nargs="+", metavar="NAME", choices=[*METHODS, *ALIASES],
+                        help=f"methods to run (default: all of {', '.join(METHODS)}; "
+                        "'elmo' selects the three mixes)")
+    parser.add_argument("--bilm-epochs", type=int, help="most biLM pretraining epochs "
+                        "(default: 4, quick: 2)")
+    parser.add_argument("--no-glove-init", action="store_true",
+                        help="pretrain the biLM without the GloVe initialisation")
+    parser.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    parser.add_argument("--data-home", help="dataset folder (default: $ELMOFEAT_DATA or "
+                        "~/elmofeat_data); GloVe is read from <data-home>/glove/")
+    parser.add_argument("--no-figures", action="store_true", help="skip the PNG figures")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def settings_from(args):
+    from ..comparison import ComparisonSettings
+
+    changes = {"seed": args.seed}
+    if args.folds is not None:
+        changes["folds"] = args.folds
+    if args.datasets:
+        changes["datasets"] = tuple(args.datasets)
+    if args.methods:
+        changes["methods"] = tuple(args.methods)
+    if args.bilm_epochs is not None:
+        changes["bilm_epochs"] = args.bilm_epochs
+    if args.no_glove_init:
+        changes["glove_init"] = False
+    base = ComparisonSettings.quick_run() if args.quick else ComparisonSettings()
+    return replace(base, **changes)
+
+
+def run(args) -> int:
+    from ..comparison import run_comparison, write_report
+
+    settings = settings_from(args)
+    output = Path(args.output)
+    if output.exists() and not output.is_dir():
+        raise ValueError(f"--output {output} exists and is not a folder")
+    if not args.no_figures:
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            raise ValueError("the figures need matplotlib: pip install 'elmofeat[plot]', "
+                             "or pass --no-figures") from None
+    results = run_comparison(settings, data_home=args.data_home, progress=not args.no_progress)
+    results["command"] = "elmofeat " + shlex.join(args.argv)
+    paths = write_report(results, output, figures=not args.no_figures)
+    print(f"report written to {paths['report.md']} ({results['wall_seconds'] / 60:.1f} min)")
+    return 0

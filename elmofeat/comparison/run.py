@@ -1,0 +1,222 @@
+"""Run the comparison: for every dataset and split, pretrain one biLM on the training
+documents, then fit and score every method; collect every number in one dict.
+
+Progress is shown as a bar whose unit is the *estimated* cost of the work (seconds on
+a reference 2-core machine, from the token counts); its rate corrects the estimate on
+this machine as the run goes, so the remaining time it shows is meaningful early on.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import platform
+import re
+import time
+from datetime import datetime, timezone
+
+import numpy as np
+from sklearn.metrics import confusion_matrix, precision_recall_fscore_support
+from tqdm.auto import tqdm
+
+from .. import __version__, _bilm_cache
+from ..bilm import BiLM
+from .data import load_dataset
+from .methods import METHODS, Context, make_model
+
+# Seconds per token (whitespace words) on the reference machine, measured with the
+# default settings (benchmarks/results/elmo_quality.json): biLM pretraining per epoch
+# at width 256, computing the layer representations, and each method's fit + predict.
+_COST_PER_TOKEN = {
+    "bilm_epoch": 95e-6,
+    "representations": 75e-6,
+    "svd": 8e-6,
+    "skipgram_epoch": 4.5e-6,
+    "elmo-trainable": 60e-6,
+    "elmo-frozen": 25e-6,
+    "elmo-mlp": 260e-6,
+    "tfidf": 2e-6,
+    "glove": 2e-6,
+}
+_GLOVE_FILE = ("glove", "glove.6B.50d.txt.gz")
+_WORDS = re.compile(r"\w+|[^\w\s]")
+
+
+def _n_tokens(texts) -> int:
+    return sum(len(text.split()) for text in texts)
+
+
+def _estimate(task: str, split, settings) -> float:
+    """Estimated seconds of one task on the reference machine."""
+    train, test = _n_tokens(split.X_train), _n_tokens(split.X_test)
+    width = (settings.bilm_dim / 256) ** 2
+    if task == "bilm":
+        return _COST_PER_TOKEN["bilm_epoch"] * width * train * settings.bilm_epochs + 5
+    cost = _COST_PER_TOKEN
+    if task == "skipgram":
+        return cost["skipgram_epoch"] * train * settings.skipgram_epochs + 1
+    if task.startswith("elmo"):
+        scale = width * (settings.mix_epochs / 5) if task != "elmo-frozen" else 1.0
+        return cost[task] * scale * (train + test) + 1
+    return cost[task] * (train + test) + 0.5
+
+
+def _scores(y_true, y_pred, n_classes) -> dict:
+    labels = np.arange(n_classes)
+    precision, recall, f1, support = precision_recall_fscore_support(
+        y_true, y_pred, labels=labels, zero_division=0)
+    return {
+        "accuracy": float(np.mean(y_true == y_pred)),
+        "macro_precision": float(precision.mean()),
+        "macro_recall": float(recall.mean()),
+        "macro_f1": float(f1.mean()),
+        "per_class": {"precision": precision.tolist(), "recall": recall.tolist(),
+                      "f1": f1.tolist(), "support": support.tolist()},
+        "confusion_matrix": confusion_matrix(y_true, y_pred, labels=labels).tolist(),
+    }
+
+
+def _environment() -> dict:
+    import gensim
+    import joblib
+    import scipy
+    import sklearn
+    import torch
+
+    return {
+        "elmofeat": __version__, "python": platform.python_version(), "numpy": np.__version__,
+        "scipy": scipy.__version__, "scikit-learn": sklearn.__version__,
+        "torch": torch.__version__, "gensim": gensim.__version__, "joblib": joblib.__version__,
+        "platform": platform.platform(), "cpus": os.cpu_count(),
+    }
+
+
+def _memory_budget() -> int:
+    """Bytes of layer representations kept between the three mixes of a split."""
+    try:
+        physical = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - non-POSIX
+        physical = 8 << 30
+    return int(min(physical // 3, 8 << 30))
+
+
+@contextlib.contextmanager
+def _representation_budget(n_bytes):
+    cache = _bilm_cache.REPRESENTATIONS
+    before = cache.max_bytes
+    cache.max_bytes = max(before, n_bytes)
+    try:
+        yield
+    finally:
+        cache.clear()
+        cache.max_bytes = before
+
+
+def _load_glove(home, datasets):
+    """GloVe vectors of the words the datasets use (words and punctuation, lower-cased)."""
+    from ..bilm.pretrained import load_word_vectors
+
+    path = home.joinpath(*_GLOVE_FILE)
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"GloVe vectors not found at {path}: put glove.6B.50d.txt.gz there, or leave out "
+            "the 'glove' method and the biLM's GloVe initialisation (--no-glove-init)")
+    words = set()
+    for dataset in datasets:
+        for split in dataset.splits[:1]:  # the first split holds every document of a dataset
+            for text in (*split.X_train, *split.X_test):
+                words.update(_WORDS.findall(text.lower()))
+    return load_word_vectors(path, words)
+
+
+def _bilm(settings, glove, seed) -> BiLM:
+    return BiLM(embedding_dim=settings.bilm_dim, hidden_dim=settings.bilm_dim,
+                max_epochs=settings.bilm_epochs,
+                pretrained_vectors=glove if settings.glove_init else None, random_state=seed)
+
+
+def run_comparison(settings, data_home=None, progress=True, log=print) -> dict:
+    """Run every dataset, split and method of ``settings``; return the results dict.
+
+    Parameters
+    ----------
+    settings : ComparisonSettings
+    data_home : str or path, default=None
+        Dataset folder (see :func:`elmofeat.datasets.get_data_home`).
+    progress : bool, default=True
+        Show a progress bar with the estimated remaining time.
+    log : callable
+        Receives one line per finished step.
+    """
+    from ..datasets import get_data_home
+
+    started = time.perf_counter()
+    home = get_data_home(data_home)
+    datasets = [load_dataset(key, settings, home) for key in settings.datasets]
+    glove = _load_glove(home, datasets) if settings.uses_glove else None
+
+    tasks = []  # (dataset, split index, task, estimated seconds)
+    for dataset in datasets:
+        for index, split in enumerate(dataset.splits):
+            if settings.uses_bilm:
+                tasks.append((dataset.key, index, "bilm", _estimate("bilm", split, settings)))
+            for method in settings.methods:
+                tasks.append((dataset.key, index, method, _estimate(method, split, settings)))
+    estimate = sum(t[-1] for t in tasks)
+    log(f"elmofeat benchmark: {len(tasks)} steps over {', '.join(d.title for d in datasets)}; "
+        f"estimated {estimate / 60:.0f} min on a 2-core machine (the bar corrects it as it goes)")
+
+    results = {
+        "settings": settings.to_dict(), "environment": _environment(),
+        "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "estimated_seconds": estimate, "datasets": {},
+    }
+    bar = tqdm(total=round(estimate), unit="est-s", disable=not progress, dynamic_ncols=True,
+               bar_format="{l_bar}{bar}| {percentage:3.0f}% [{elapsed}<{remaining}]")
+    planned = {(d, i, t): cost for d, i, t, cost in tasks}
+    with _representation_budget(_memory_budget()), bar:
+        for dataset in datasets:
+            record = {"title": dataset.title, "protocol": dataset.protocol,
+                      "class_names": dataset.class_names, "splits": []}
+            results["datasets"][dataset.key] = record
+            for index, split in enumerate(dataset.splits):
+                seed = settings.seed + index
+                entry = {"name": split.name, "train_size": len(split.X_train),
+                         "test_size": len(split.X_test), "seed": seed, "methods": {}}
+                record["splits"].append(entry)
+                context = Context(seed=seed, settings=settings, glove=glove)
+                where = f"[{dataset.title} {split.name}]"
+                if settings.uses_bilm:
+                    start = time.perf_counter()
+                    context.bilm = _bilm(settings, glove, seed).fit(split.X_train)
+                    history = context.bilm.history_
+                    entry["bilm"] = {"seconds": time.perf_counter() - start,
+                                     "epochs": context.bilm.n_epochs_, "history": history,
+                                     "pretrained_coverage": context.bilm.pretrained_coverage_}
+                    bar.update(round(planned[(dataset.key, index, "bilm")]))
+                    bar.write(f"{where} biLM pretrained in {entry['bilm']['seconds']:.0f} s, "
+                              f"validation perplexity {history[-1]['validation_perplexity']:.1f}")
+                for key in settings.methods:
+                    entry["methods"][key] = _evaluate(key, context, split, len(dataset.class_names))
+                    bar.update(round(planned[(dataset.key, index, key)]))
+                    row = entry["methods"][key]
+                    bar.write(f"{where} {METHODS[key].label}: accuracy {row['accuracy']:.4f}, "
+                              f"macro-F1 {row['macro_f1']:.4f} ({row['seconds']:.0f} s)")
+                _bilm_cache.REPRESENTATIONS.clear()  # the next split has another biLM
+    results["wall_seconds"] = time.perf_counter() - started
+    return results
+
+
+def _evaluate(key, context, split, n_classes) -> dict:
+    method = METHODS[key]
+    start = time.perf_counter()
+    model = make_model(method, context)
+    model.fit(split.X_train, split.y_train)
+    predicted = model.predict(split.X_test)
+    row = {"seconds": time.perf_counter() - start,
+           **_scores(np.asarray(split.y_test), predicted, n_classes)}
+    vectorizer = model[0]
+    if getattr(vectorizer, "layer_weights_", None) is not None:
+        row["layer_weights"] = vectorizer.layer_weights_.tolist()
+        row["gamma"] = vectorizer.gamma_
+    return row

@@ -1,0 +1,130 @@
+"""The ``elmofeat`` command line: pretrain, embed, and its error handling."""
+
+import subprocess
+import sys
+
+import joblib
+import numpy as np
+import pandas as pd
+import pytest
+
+from elmofeat import BiLM, SVDVectorizer
+from elmofeat.bilm.io import weights_digest
+from elmofeat.cli import main
+
+TINY = ["--embedding-dim", "8", "--hidden-dim", "8", "--epochs", "2", "--quiet"]
+TEXTS = ["the market fell as oil prices rose", "the team won the final match",
+         "new chip doubles battery life", "rebels seized the capital city"] * 12
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("corpus")
+    (folder / "texts.txt").write_text("\n".join(TEXTS) + "\n", encoding="utf-8")
+    pd.DataFrame({"id": range(len(TEXTS)), "body": TEXTS}).to_csv(folder / "texts.csv", index=False)
+    pd.DataFrame({"text": TEXTS}).to_parquet(folder / "texts.parquet")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def saved_bilm(corpus):
+    path = corpus / "bilm.pt"
+    assert main(["pretrain", str(corpus / "texts.txt"), "-o", str(path), "--seed", "1", *TINY]) == 0
+    return path
+
+
+def test_pretrain_saves_a_bilm_that_loads(saved_bilm, capsys):
+    bilm = BiLM.load(saved_bilm)
+    assert bilm.embedding_dim == 8 and bilm.n_epochs_ == 2 and bilm.random_state == 1
+    expected = BiLM(embedding_dim=8, hidden_dim=8, max_epochs=2, random_state=1).fit(TEXTS)
+    assert weights_digest(bilm) == weights_digest(expected)
+
+
+@pytest.mark.parametrize("name, column", [("texts.csv", "body"), ("texts.parquet", None)])
+def test_pretrain_reads_a_table_column(corpus, tmp_path, name, column, capsys):
+    args = ["pretrain", str(corpus / name), "-o", str(tmp_path / "m.pt"), *TINY]
+    assert main(args + (["--column", column] if column else [])) == 0
+    assert f"pretraining on {len(TEXTS)} documents" in capsys.readouterr().out
+
+
+def test_pretrain_resumes_from_its_checkpoint(corpus, tmp_path, capsys):
+    checkpoints = tmp_path / "checkpoints"
+    args = ["pretrain", str(corpus / "texts.txt"), "--checkpoint-dir", str(checkpoints),
+            "--embedding-dim", "8", "--hidden-dim", "8", "--epochs", "2"]
+    assert main([*args, "-o", str(tmp_path / "a.pt")]) == 0
+    assert (checkpoints / "checkpoint.pt").is_file()
+    capsys.readouterr()
+    assert main([*args, "-o", str(tmp_path / "b.pt")]) == 0
+    assert "resuming from" in capsys.readouterr().out
+    assert weights_digest(BiLM.load(tmp_path / "a.pt")) == weights_digest(BiLM.load(tmp_path / "b.pt"))
+
+
+def test_embed_with_a_bilm_writes_npy_and_parquet(saved_bilm, corpus, tmp_path):
+    assert main(["embed", str(saved_bilm), str(corpus / "texts.txt"), "-o", str(tmp_path / "f.npy")]) == 0
+    features = np.load(tmp_path / "f.npy")
+    assert features.shape == (len(TEXTS), 16) and features.dtype == np.float32
+    assert np.isfinite(features).all() and np.abs(features).sum() > 0
+    assert main(["embed", str(saved_bilm), str(corpus / "texts.parquet"), "-o",
+                 str(tmp_path / "f.parquet"), "--pooling", "meanmax"]) == 0
+    frame = pd.read_parquet(tmp_path / "f.parquet")
+    assert frame.shape == (len(TEXTS), 32) and frame.columns[0].startswith("elmo")
+    np.testing.assert_allclose(frame.to_numpy()[:, :16], features, rtol=1e-5, atol=1e-6)
+
+
+def test_embed_with_a_joblib_vectorizer_matches_transform(corpus, tmp_path):
+    vectorizer = SVDVectorizer(n_components=5, min_count=1, random_state=0).fit(TEXTS)
+    joblib.dump(vectorizer, tmp_path / "svd.joblib")
+    assert main(["embed", str(tmp_path / "svd.joblib"), str(corpus / "texts.txt"),
+                 "-o", str(tmp_path / "f.npy")]) == 0
+    np.testing.assert_array_equal(np.load(tmp_path / "f.npy"), vectorizer.transform(TEXTS))
+
+
+def test_a_failed_embed_keeps_the_previous_output(saved_bilm, corpus, tmp_path):
+    out = tmp_path / "f.npy"
+    np.save(out, np.ones(3))
+    assert main(["embed", str(saved_bilm), str(corpus / "texts.csv"), "-o", str(out),
+                 "--column", "missing"]) == 1
+    np.testing.assert_array_equal(np.load(out), np.ones(3))
+
+
+def _cli(*args):
+    return subprocess.run([sys.executable, "-m", "elmofeat", *args], capture_output=True, text=True)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["pretrain", "no-such-file.txt", "-o", "x.pt"], "no such file, and not a dataset name"),
+    (["embed", "no-such-model.pt", "x.txt", "-o", "f.npy"], "no model file at no-such-model.pt"),
+    (["benchmark", "--folds", "1", "--output", "r"], "folds must be an integer >= 2"),
+    (["benchmark", "--data-home", "/nonexistent", "--methods", "tfidf"], "AG News"),
+])
+def test_cli_errors_are_one_line_without_traceback(args, message):
+    result = _cli(*args)
+    assert result.returncode == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and message in result.stderr
+
+
+def test_cli_error_messages_name_the_problem(saved_bilm, corpus, tmp_path, capsys):
+    assert main(["embed", str(saved_bilm), str(corpus / "texts.txt"), "-o", str(tmp_path / "f.csv")]) == 1
+    assert "--output must end in .npy or .parquet" in capsys.readouterr().err
+    assert main(["embed", str(saved_bilm), str(corpus / "texts.csv"), "-o", str(tmp_path / "f.npy")]) == 1
+    assert "choose one with --column" in capsys.readouterr().err
+    assert main(["embed", str(corpus / "texts.txt"), str(corpus / "texts.txt"), "-o",
+                 str(tmp_path / "f.npy")]) == 1
+    assert "neither an elmofeat BiLM file nor a joblib file" in capsys.readouterr().err
+    assert main(["pretrain", str(corpus / "texts.txt"), "--column", "x", "-o", "m.pt"]) == 1
+    assert "--column applies to CSV" in capsys.readouterr().err
+
+
+def test_argument_errors_exit_2_with_one_line():
+    result = _cli("benchmark", "--methods", "bert")
+    assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1
+    assert "invalid choice: 'bert'" in result.stderr
+
+
+@pytest.mark.parametrize("command", ["pretrain", "embed", "benchmark"])
+def test_every_subcommand_has_help(command, capsys):
+    with pytest.raises(SystemExit) as info:
+        main([command, "--help"])
+    assert info.value.code == 0
+    assert "--output" in capsys.readouterr().out

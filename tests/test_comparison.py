@@ -1,0 +1,110 @@
+"""The comparison behind ``elmofeat benchmark``: scores, reproducibility, the report."""
+
+import json
+
+import numpy as np
+import pytest
+
+from elmofeat.cli import main
+from elmofeat.comparison import ComparisonSettings, run_comparison, write_report
+from elmofeat.comparison.report import render_markdown, summarize
+
+TINY = dict(folds=2, ag_news_documents=160, r8_train_documents=300, r8_test_documents=80,
+            bilm_dim=16, bilm_epochs=1, mix_epochs=1, mix_cv=2, skipgram_epochs=2)
+
+
+@pytest.fixture(scope="module")
+def results(data_home):
+    settings = ComparisonSettings(**TINY)
+    return run_comparison(settings, data_home=data_home, progress=False, log=lambda line: None)
+
+
+def test_every_split_scores_every_method(results):
+    assert list(results["datasets"]) == ["ag_news", "r8"]
+    ag = results["datasets"]["ag_news"]
+    assert [s["name"] for s in ag["splits"]] == ["fold 1/2", "fold 2/2"]
+    assert sum(s["test_size"] for s in ag["splits"]) == 160
+    for dataset in results["datasets"].values():
+        n_classes = len(dataset["class_names"])
+        for split in dataset["splits"]:
+            assert list(split["methods"]) == list(results["settings"]["methods"])
+            assert split["bilm"]["epochs"] == 1 and split["bilm"]["history"]
+            for row in split["methods"].values():
+                matrix = np.asarray(row["confusion_matrix"])
+                assert matrix.shape == (n_classes, n_classes)
+                assert matrix.sum() == split["test_size"]
+                assert row["accuracy"] == pytest.approx(np.trace(matrix) / matrix.sum())
+                assert row["macro_f1"] == pytest.approx(np.mean(row["per_class"]["f1"]))
+                assert row["per_class"]["support"] == matrix.sum(axis=1).tolist()
+            weights = split["methods"]["elmo-trainable"]["layer_weights"]
+            assert len(weights) == 3 and sum(weights) == pytest.approx(1, abs=1e-5)
+
+
+def test_the_same_seed_gives_the_same_table(results, data_home):
+    again = run_comparison(ComparisonSettings(**TINY), data_home=data_home, progress=False,
+                           log=lambda line: None)
+    for key in ("ag_news", "r8"):
+        for first, second in zip(results["datasets"][key]["splits"], again["datasets"][key]["splits"]):
+            for method, row in first["methods"].items():
+                assert row["confusion_matrix"] == second["methods"][method]["confusion_matrix"], method
+
+
+def test_report_files(results, tmp_path):
+    paths = write_report(results, tmp_path)
+    saved = json.loads(paths["results.json"].read_text())
+    assert saved["settings"]["folds"] == 2 and "torch" in saved["environment"]
+    assert saved["summary"]["ag_news"]["svd"]["accuracy"]["std"] >= 0
+    report = paths["report.md"].read_text()
+    for needle in ("## AG News", "## R8", "ELMo, MLP mix", "Ordering of the methods",
+                   "Ordering of the mixes", "Against the reference", "Per-class precision",
+                   "Learned layer weights"):
+        assert needle in report
+    for name in ("ag_news_confusion.png", "ag_news_layer_weights.png", "r8_perplexity.png"):
+        assert f"]({name})" in report
+        assert (tmp_path / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_failed_report_keeps_the_previous_one(results, tmp_path, monkeypatch):
+    write_report(results, tmp_path, figures=False)
+    before = (tmp_path / "report.md").read_text()
+    import elmofeat.comparison.report as report
+
+    def broken(*args):
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(report, "render_markdown", broken)
+    with pytest.raises(RuntimeError):
+        write_report({**results, "wall_seconds": 1.0}, tmp_path, figures=False)
+    assert (tmp_path / "report.md").read_text() == before
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
+
+
+def test_reference_comparison_names_bands_and_mix_order(results):
+    summary = summarize(results)
+    for method, accuracy in (("svd", 0.845), ("skipgram", 0.80), ("elmo-mlp", 0.89),
+                             ("elmo-trainable", 0.885), ("elmo-frozen", 0.88)):
+        summary["ag_news"][method]["accuracy"]["mean"] = accuracy
+    text = render_markdown(results, summary, {})
+    assert "SVD (PPMI, 300d): 84.50%, inside the reference's 83.0%–86.0%" in text
+    assert "skip-gram (SGNS, 300d): 80.00%, below the reference's 85.0%–89.0%" in text
+    assert "Order of the mixes: mlp > trainable > frozen, the same as the reference's" in text
+
+
+def test_settings_are_checked():
+    with pytest.raises(ValueError, match="unknown method 'bert'"):
+        ComparisonSettings(methods=("bert",))
+    with pytest.raises(ValueError, match="datasets must be among"):
+        ComparisonSettings(datasets=("imdb",))
+    assert ComparisonSettings(methods=("elmo", "svd")).methods == (
+        "svd", "elmo-trainable", "elmo-frozen", "elmo-mlp")
+
+
+def test_benchmark_command_without_a_bilm(data_home, tmp_path, capsys):
+    out = tmp_path / "report"
+    assert main(["benchmark", "--quick", "--methods", "tfidf", "svd", "--datasets", "ag_news",
+                 "--data-home", str(data_home), "--output", str(out), "--no-progress"]) == 0
+    saved = json.loads((out / "results.json").read_text())
+    assert saved["settings"]["quick"] and saved["settings"]["methods"] == ["svd", "tfidf"]
+    assert saved["command"].startswith("elmofeat benchmark --quick")
+    assert "report written to" in capsys.readouterr().out
+    assert (out / "ag_news_confusion.png").is_file() and not (out / "ag_news_perplexity.png").exists()
