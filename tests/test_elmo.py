@@ -166,7 +166,10 @@ def test_grid_search_with_fitted_bilm_never_pretrains(corpus, bilm, tmp_path):
 
 def test_layer_representations_are_reused_across_candidates(corpus, bilm):
     X, y = corpus
-    ElmoVectorizer(bilm, layer_mix="frozen", cache_dir=None).fit(X)
+    before = _bilm_cache.REPRESENTATIONS.misses
+    frozen = ElmoVectorizer(bilm, layer_mix="frozen", cache_dir=None).fit(X)
+    assert _bilm_cache.REPRESENTATIONS.misses == before  # a frozen mix learns nothing: no biLM run
+    frozen.transform(X)
     misses = _bilm_cache.REPRESENTATIONS.misses
     ElmoVectorizer(bilm, layer_mix="trainable", mix_epochs=1, cache_dir=None).fit(X, y)
     assert _bilm_cache.REPRESENTATIONS.misses == misses  # all from the cache
@@ -188,6 +191,8 @@ def test_hundred_thousand_word_document_is_windowed(corpus, bilm):
     ({"pooling": "median"}, ValueError, "pooling"),
     ({"mlp_dim": 0}, ValueError, "mlp_dim"),
     ({"device": "tpu"}, ValueError, "device"),
+    ({"n_jobs": 0}, ValueError, "n_jobs must be None or a non-zero integer"),
+    ({"n_jobs": 1.5}, ValueError, "n_jobs must be None or a non-zero integer"),
     ({"bilm": "elmo.pt"}, TypeError, "bilm must be a BiLM"),
     ({"layer_mix": "trainable", "mix_weights": [1, 1, 1]}, ValueError, "mix_weights"),
 ])
@@ -229,3 +234,38 @@ def test_cross_fitted_mlp_features_stay_in_one_space(corpus, bilm):
                     if crossed[:, j].std() > 0 and plain[:, j].std() > 0]
     assert len(correlations) >= 8
     assert np.mean(correlations) > 0.85 and np.min(correlations) > 0.5
+
+
+def test_parallel_transform_equals_sequential(corpus, bilm):
+    import joblib
+
+    documents = (corpus[0] * 10)[:1100]  # enough for two parts of at least 512 documents
+    vectorizer = ElmoVectorizer(bilm, layer_mix="frozen", cache_dir=None).fit(documents)
+    expected = vectorizer.transform(documents)
+    parallel = vectorizer.set_params(n_jobs=2).transform(documents)
+    np.testing.assert_allclose(parallel, expected, rtol=1e-4, atol=1e-5)
+    # The joblib context decides when n_jobs is None (as on a Dask or Ray cluster).
+    with joblib.parallel_config(backend="loky", n_jobs=2):
+        np.testing.assert_allclose(vectorizer.set_params(n_jobs=None).transform(documents),
+                                   expected, rtol=1e-4, atol=1e-5)
+
+
+def test_parallel_workers_get_a_share_of_the_threads(corpus, bilm, monkeypatch):
+    from elmofeat import elmo
+
+    seen = []
+    real = elmo._transform_part
+
+    def spy(*args):
+        seen.append(args[-1])
+        return real(*args)
+
+    monkeypatch.setattr(elmo, "_transform_part", spy)
+    monkeypatch.setattr(elmo, "cpu_count", lambda: 8)
+    documents = (corpus[0] * 10)[:1100]
+    vectorizer = ElmoVectorizer(bilm, layer_mix="frozen", n_jobs=2, cache_dir=None).fit(documents)
+    import joblib
+
+    with joblib.parallel_config(backend="threading"):  # the spy must run in this process
+        vectorizer.transform(documents)
+    assert seen == [4, 4]
