@@ -23,11 +23,13 @@ from .bilm.io import weights_digest
 from .bilm.train import torch_threads
 from .mix import (
     MIXES,
+    apply_mix,
     HeadConfig,
     fit_supervised_mix,
     frozen_weights,
     mix_and_pool,
-    select_documents,
+    pool_layers,
+    pooled_features,
 )
 
 # Documents transformed at once: bounds memory to about this many documents' layers.
@@ -244,7 +246,7 @@ class ElmoVectorizer(BaseTextVectorizer):
         return _bilm_cache.REPRESENTATIONS.embed(self.bilm_, self._bilm_id_, documents)
 
     # --------------------------------------------------------------------- fitting
-    def _learn_mix(self, layers, offsets, docs, y, seed):
+    def _learn_mix(self, layers, offsets, docs, y, seed, pooled_layers=None):
         if self.layer_mix == "frozen":
             weights = frozen_weights(self.mix_weights, self.bilm_.n_representations_,
                                      np.random.RandomState(seed))
@@ -252,7 +254,8 @@ class ElmoVectorizer(BaseTextVectorizer):
         classification = type_of_target(y) in ("binary", "multiclass")
         config = HeadConfig(self.mix_epochs, float(self.mix_learning_rate), self.batch_size, seed)
         return fit_supervised_mix(self.layer_mix, layers, offsets, np.asarray(docs), y,
-                                  classification, self.pooling, self.mlp_dim, config)
+                                  classification, self.pooling, self.mlp_dim, config,
+                                  pooled_layers)
 
     def _fit(self, X, y):
         documents = validate_documents(X)
@@ -268,15 +271,21 @@ class ElmoVectorizer(BaseTextVectorizer):
         self._bilm_id_ = weights_digest(self.bilm_) + repr(
             (self.bilm_.lowercase, self.bilm_.token_pattern, self.bilm_.max_len))
         seed = int(random_state.randint(2**31 - 1))
+        pooled = None
         if self.layer_mix == "frozen":  # nothing to learn: the biLM need not run here
             layers, offsets = None, None
             self.mix_params_ = self._learn_mix(None, None, None, y, seed)
         else:
             layers, offsets = self._layers(documents)
-            self.mix_params_ = self._learn_mix(layers, offsets, np.arange(len(documents)), y, seed)
+            # A linear mix commutes with mean pooling: pool every layer once, learn (and
+            # cross-fit) from the pooled layers alone.
+            if self.layer_mix == "trainable" and self.pooling == "mean":
+                pooled = pool_layers(layers, offsets)
+            self.mix_params_ = self._learn_mix(layers, offsets, np.arange(len(documents)), y, seed,
+                                               pooled)
         self.layer_weights_ = self.mix_params_.get("weights")
         self.gamma_ = None if self.layer_mix == "mlp" else float(self.mix_params_["gamma"])
-        return documents, y, layers, offsets, seed
+        return documents, y, layers, offsets, seed, pooled
 
     def fit(self, X, y=None):
         """Pretrain (or reuse) the biLM and learn the layer mix.
@@ -305,7 +314,7 @@ class ElmoVectorizer(BaseTextVectorizer):
         -------
         features : ndarray of shape (n_documents, n_features), float32
         """
-        documents, y, layers, offsets, seed = self._fit(X, y)
+        documents, y, layers, offsets, seed, pooled = self._fit(X, y)
         if self.layer_mix == "frozen":
             return self.transform(documents)
         classification = type_of_target(y) in ("binary", "multiclass")
@@ -320,9 +329,12 @@ class ElmoVectorizer(BaseTextVectorizer):
             # The same seed as the full fit: every fold's mix starts from the same
             # initialisation, so that a learned (MLP) feature space stays aligned across
             # folds and with the one transform uses.
-            params = self._learn_mix(layers, offsets, train, y[train], seed)
-            test_layers, test_offsets = select_documents(layers, offsets, test)
-            out[test] = mix_and_pool(self.layer_mix, params, test_layers, test_offsets, self.pooling)
+            params = self._learn_mix(layers, offsets, train, y[train], seed, pooled)
+            if pooled is not None:
+                out[test] = apply_mix(self.layer_mix, params, pooled[test])
+            else:
+                out[test] = pooled_features(self.layer_mix, params, layers, offsets, test,
+                                            self.pooling)
         return out
 
     # ------------------------------------------------------------------- transform

@@ -103,14 +103,29 @@ def mix_and_pool(kind: str, params: dict, layers: np.ndarray, offsets: np.ndarra
     mixes the (far fewer) pooled vectors; the result is the same.
     """
     if kind != "mlp" and pooling == "mean":
-        n_layers, dim = layers.shape[1:]
-        pooled = pool_vectors(layers.reshape(len(layers), -1), offsets, "mean")
-        return apply_mix(kind, params, pooled.reshape(-1, n_layers, dim))
+        return apply_mix(kind, params, pool_layers(layers, offsets))
     pooled = pool_vectors(apply_mix(kind, params, layers), offsets, pooling)
     if "alignment" in params:
         pooled = _affine(pooled, params["alignment"])
         pooled[np.diff(offsets) == 0] = 0.0  # an empty document stays a zero vector
     return pooled
+
+
+def pooled_features(kind: str, params: dict, layers: np.ndarray, offsets: np.ndarray, docs,
+                    pooling: str, chunk: int = 1024) -> np.ndarray:
+    """:func:`mix_and_pool` of the documents ``docs`` (indices into ``offsets``), a chunk
+    of documents at a time, so that their token rows are never all copied at once."""
+    docs = np.asarray(docs, dtype=np.int64)
+    parts = [mix_and_pool(kind, params, *select_documents(layers, offsets, docs[i : i + chunk]),
+                          pooling) for i in range(0, len(docs), chunk)]
+    return np.concatenate(parts) if parts else np.zeros((0, 0), np.float32)
+
+
+def pool_layers(layers: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """Mean of every layer per document: ``(n_tokens, n_layers, dim) -> (n_documents,
+    n_layers, dim)``; what a linear mix with mean pooling needs."""
+    n_layers, dim = layers.shape[1:]
+    return pool_vectors(layers.reshape(len(layers), -1), offsets, "mean").reshape(-1, n_layers, dim)
 
 
 def _affine(features: np.ndarray, matrix: np.ndarray) -> np.ndarray:
@@ -132,6 +147,12 @@ def align_to_initial_features(trained: dict, initial: dict, layers: np.ndarray,
     """
     trained_features = pool_vectors(apply_mix("mlp", trained, layers), offsets, pooling)
     initial_features = pool_vectors(apply_mix("mlp", initial, layers), offsets, pooling)
+    return fit_alignment(trained, trained_features, initial_features)
+
+
+def fit_alignment(trained: dict, trained_features: np.ndarray, initial_features: np.ndarray) -> dict:
+    """The least-squares affine map of :func:`align_to_initial_features`, from the pooled
+    features of the trained and the initial mix."""
     design = np.hstack([trained_features, np.ones((len(trained_features), 1), np.float32)])
     matrix, *_ = np.linalg.lstsq(design.astype(np.float64), initial_features.astype(np.float64),
                                  rcond=None)
@@ -191,7 +212,7 @@ def _segment_pool(tokens: torch.Tensor, offsets: np.ndarray, pooling: str) -> to
 
 def fit_supervised_mix(kind: str, layers: np.ndarray, offsets: np.ndarray, docs: np.ndarray,
                        y: np.ndarray, classification: bool, pooling: str, output_dim: int,
-                       config: HeadConfig) -> dict:
+                       config: HeadConfig, pooled_layers: np.ndarray | None = None) -> dict:
     """Learn a ``"trainable"`` or ``"mlp"`` mix from labels; return its NumPy parameters.
 
     Parameters
@@ -203,15 +224,20 @@ def fit_supervised_mix(kind: str, layers: np.ndarray, offsets: np.ndarray, docs:
         The documents to learn from (their rows in ``offsets``).
     y : ndarray (len(docs),)
         Class labels (``classification``) or numeric targets.
+    pooled_layers : ndarray (n_documents, n_layers, dim), default=None
+        :func:`pool_layers` of all documents, when the caller already has it (a
+        trainable mix with mean pooling learns from it alone).
     """
     # A forked, seeded torch random state: the same seed gives the same mix, and the
     # caller's global random state is left alone.
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(config.seed)
-        return _fit(kind, layers, offsets, docs, y, classification, pooling, output_dim, config)
+        return _fit(kind, layers, offsets, docs, y, classification, pooling, output_dim, config,
+                    pooled_layers)
 
 
-def _fit(kind, layers, offsets, docs, y, classification, pooling, output_dim, config) -> dict:
+def _fit(kind, layers, offsets, docs, y, classification, pooling, output_dim, config,
+         pooled_layers) -> dict:
     n_layers, dim = layers.shape[1:]
     mix = ScalarMix(n_layers) if kind == "trainable" else MLPMix(n_layers, dim, output_dim)
     initial = mix.to_numpy()
@@ -227,8 +253,9 @@ def _fit(kind, layers, offsets, docs, y, classification, pooling, output_dim, co
     # Mean pooling commutes with a scalar mix: pool each layer once, then train on that.
     pre_pooled = None
     if kind == "trainable" and pooling == "mean":
-        pooled = pool_vectors(layers.reshape(len(layers), -1), offsets, "mean")
-        pre_pooled = torch.from_numpy(pooled[docs].reshape(len(docs), n_layers, dim))
+        if pooled_layers is None:
+            pooled_layers = pool_layers(layers, offsets)
+        pre_pooled = torch.from_numpy(pooled_layers[docs])
     optimizer = torch.optim.AdamW(list(mix.parameters()) + list(head.parameters()),
                                   lr=config.learning_rate, weight_decay=0.0)
     generator = np.random.default_rng(config.seed)
@@ -255,6 +282,8 @@ def _fit(kind, layers, offsets, docs, y, classification, pooling, output_dim, co
             loss.backward()
             optimizer.step()
     if kind == "mlp":
-        own_layers, own_offsets = select_documents(layers, offsets, docs)
-        return align_to_initial_features(mix.to_numpy(), initial, own_layers, own_offsets, pooling)
+        trained = mix.to_numpy()
+        return fit_alignment(
+            trained, pooled_features("mlp", trained, layers, offsets, docs, pooling),
+            pooled_features("mlp", initial, layers, offsets, docs, pooling))
     return mix.to_numpy()
