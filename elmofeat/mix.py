@@ -41,6 +41,14 @@ class ScalarMix(nn.Module):
     Shape
     -----
     ``(..., n_layers, dim) -> (..., dim)``
+
+    Examples
+    --------
+    >>> import torch
+    >>> mix = ScalarMix(3)  # starts uniform: s = 0, gamma = 1
+    >>> layers = torch.stack([torch.zeros(2, 4), torch.ones(2, 4), 2 * torch.ones(2, 4)], dim=1)
+    >>> mix(layers)[0]
+    tensor([1., 1., 1., 1.], grad_fn=<SelectBackward0>)
     """
 
     def __init__(self, n_layers: int):
@@ -68,6 +76,13 @@ class MLPMix(nn.Module):
     Shape
     -----
     ``(..., n_layers, dim) -> (..., output_dim)``
+
+    Examples
+    --------
+    >>> import torch
+    >>> _ = torch.manual_seed(0)
+    >>> MLPMix(n_layers=3, dim=4, output_dim=5)(torch.randn(7, 3, 4)).shape
+    torch.Size([7, 5])
     """
 
     def __init__(self, n_layers: int, dim: int, output_dim: int):

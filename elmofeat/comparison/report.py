@@ -152,6 +152,17 @@ def write_report(results: dict, output, figures=True) -> dict:
 
     Returns the paths written, by name. Files are replaced atomically: an interrupted
     write leaves the previous report as it was.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from elmofeat.comparison import ComparisonSettings, run_comparison, write_report
+    >>> settings = ComparisonSettings(datasets=("ag_news",), methods=("tfidf",), folds=2,
+    ...                               ag_news_documents=100)
+    >>> results = run_comparison(settings, progress=False, log=lambda line: None)
+    >>> paths = write_report(results, tempfile.mkdtemp(), figures=False)
+    >>> sorted(paths)
+    ['report.md', 'results.json']
     """
     output = Path(output)
     output.mkdir(parents=True, exist_ok=True)

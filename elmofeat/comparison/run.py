@@ -146,7 +146,29 @@ def run_comparison(settings, data_home=None, progress=True, log=print) -> dict:
     progress : bool, default=True
         Show a progress bar with the estimated remaining time.
     log : callable
-        Receives one line per finished step.
+        Receives the plan (steps and estimated time) and one line per finished step
+        (written above the progress bar when there is one).
+
+    Returns
+    -------
+    results : dict
+        ``settings``, ``environment`` (versions, platform), ``started``,
+        ``estimated_seconds``, ``wall_seconds`` and, per dataset, its ``protocol``,
+        ``class_names`` and ``splits``: for each split the sizes, the seed, the biLM's
+        pretraining ``history``, and per method ``accuracy``, ``macro_precision``,
+        ``macro_recall``, ``macro_f1``, ``per_class`` scores, ``confusion_matrix``,
+        ``seconds`` (and ``layer_weights`` for the linear mixes).
+
+    Examples
+    --------
+    >>> from elmofeat.comparison import ComparisonSettings, run_comparison
+    >>> settings = ComparisonSettings(datasets=("ag_news",), methods=("tfidf", "svd"),
+    ...                               folds=2, ag_news_documents=200)
+    >>> results = run_comparison(settings, progress=False, log=lambda line: None)
+    >>> [split["name"] for split in results["datasets"]["ag_news"]["splits"]]
+    ['fold 1/2', 'fold 2/2']
+    >>> 0.25 < results["datasets"]["ag_news"]["splits"][0]["methods"]["tfidf"]["accuracy"] <= 1
+    True
     """
     from ..datasets import get_data_home
 
@@ -174,6 +196,7 @@ def run_comparison(settings, data_home=None, progress=True, log=print) -> dict:
     bar = tqdm(total=round(estimate), unit="est-s", disable=not progress, dynamic_ncols=True,
                bar_format="{l_bar}{bar}| {percentage:3.0f}% [{elapsed}<{remaining}]")
     planned = {(d, i, t): cost for d, i, t, cost in tasks}
+    say = bar.write if progress else log
     with _representation_budget(_memory_budget()), bar:
         for dataset in datasets:
             record = {"title": dataset.title, "protocol": dataset.protocol,
@@ -194,13 +217,13 @@ def run_comparison(settings, data_home=None, progress=True, log=print) -> dict:
                                      "epochs": context.bilm.n_epochs_, "history": history,
                                      "pretrained_coverage": context.bilm.pretrained_coverage_}
                     bar.update(round(planned[(dataset.key, index, "bilm")]))
-                    bar.write(f"{where} biLM pretrained in {entry['bilm']['seconds']:.0f} s, "
+                    say(f"{where} biLM pretrained in {entry['bilm']['seconds']:.0f} s, "
                               f"validation perplexity {history[-1]['validation_perplexity']:.1f}")
                 for key in settings.methods:
                     entry["methods"][key] = _evaluate(key, context, split, len(dataset.class_names))
                     bar.update(round(planned[(dataset.key, index, key)]))
                     row = entry["methods"][key]
-                    bar.write(f"{where} {METHODS[key].label}: accuracy {row['accuracy']:.4f}, "
+                    say(f"{where} {METHODS[key].label}: accuracy {row['accuracy']:.4f}, "
                               f"macro-F1 {row['macro_f1']:.4f} ({row['seconds']:.0f} s)")
                 _bilm_cache.REPRESENTATIONS.clear()  # the next split has another biLM
     results["wall_seconds"] = time.perf_counter() - started

@@ -16,6 +16,14 @@ class ComparisonSettings:
     ``quick()`` gives the reduced run (a stratified slice of each dataset, a small biLM).
     Every number of the report is a function of these settings and the data, so the
     same settings reproduce the same table.
+
+    Examples
+    --------
+    >>> settings = ComparisonSettings(methods=("svd", "elmo"), folds=3)
+    >>> settings.methods
+    ('svd', 'elmo-trainable', 'elmo-frozen', 'elmo-mlp')
+    >>> ComparisonSettings.quick_run().bilm_dim
+    64
     """
 
     datasets: tuple = DATASETS

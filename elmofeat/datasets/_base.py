@@ -40,7 +40,13 @@ def get_data_home(data_home: str | os.PathLike | None = None) -> Path:
 
 @dataclass(frozen=True)
 class RemoteFile:
-    """A file that can be downloaded: its name, address and checksum (``"algo:hex"``)."""
+    """A file that can be downloaded: its name, address and checksum (``"algo:hex"``).
+
+    Examples
+    --------
+    >>> RemoteFile("test.csv", "https://example.org/ag_news/test.csv", "md5:0123abcd")
+    RemoteFile(filename='test.csv', url='https://example.org/ag_news/test.csv', checksum='md5:0123abcd')
+    """
 
     filename: str
     url: str
@@ -85,6 +91,16 @@ def fetch_file(
         The downloaded bytes do not match ``remote.checksum``.
     OSError
         The download failed ``n_retries + 1`` times (the last error is chained).
+
+    Examples
+    --------
+    >>> import hashlib, pathlib, tempfile
+    >>> source = pathlib.Path(tempfile.mkdtemp()) / "words.txt"
+    >>> _ = source.write_bytes(b"hello")
+    >>> remote = RemoteFile("words.txt", source.as_uri(),
+    ...                     "sha256:" + hashlib.sha256(b"hello").hexdigest())
+    >>> fetch_file(remote, tempfile.mkdtemp()).read_bytes()
+    b'hello'
     """
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)

@@ -65,8 +65,8 @@ def load_r8(data_home=None, subset="train", *, download_if_missing=False) -> Bun
     Examples
     --------
     >>> from elmofeat.datasets import load_r8
-    >>> r8 = load_r8(subset="test")  # doctest: +SKIP
-    >>> len(r8.data), len(r8.target_names)  # doctest: +SKIP
+    >>> r8 = load_r8(subset="test")
+    >>> len(r8.data), len(r8.target_names)
     (2189, 8)
     """
     if subset not in ("train", "test", "all"):
