@@ -5,11 +5,12 @@ from __future__ import annotations
 import hashlib
 import http.client
 import os
-import tempfile
 import time
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
+
+from .._files import atomic_path
 
 DATA_HOME_ENV = "ELMOFEAT_DATA"
 
@@ -107,27 +108,26 @@ def fetch_file(
     target = folder / remote.filename
     for attempt in range(n_retries + 1):
         hasher, expected = _hasher(remote.checksum)
-        fd, tmp_name = tempfile.mkstemp(prefix=f".{remote.filename}.", suffix=".part", dir=folder)
         try:
-            with os.fdopen(fd, "wb") as out, urllib.request.urlopen(
-                remote.url, timeout=timeout
-            ) as response:
-                expected_size = response.headers.get("Content-Length")
-                size = 0
-                while chunk := response.read(1 << 20):
-                    hasher.update(chunk)
-                    out.write(chunk)
-                    size += len(chunk)
-            if expected_size is not None and size != int(expected_size):
-                raise ConnectionError(
-                    f"connection closed after {size} of {expected_size} bytes"
-                )
-            if hasher.hexdigest() != expected:
-                raise ChecksumError(
-                    f"{remote.url} downloaded with checksum {hasher.hexdigest()}, expected "
-                    f"{expected}; the file was discarded"
-                )
-            os.replace(tmp_name, target)
+            with atomic_path(target) as temporary:  # renamed into place only if all is well
+                with open(temporary, "wb") as out, urllib.request.urlopen(
+                    remote.url, timeout=timeout
+                ) as response:
+                    expected_size = response.headers.get("Content-Length")
+                    size = 0
+                    while chunk := response.read(1 << 20):
+                        hasher.update(chunk)
+                        out.write(chunk)
+                        size += len(chunk)
+                if expected_size is not None and size != int(expected_size):
+                    raise ConnectionError(
+                        f"connection closed after {size} of {expected_size} bytes"
+                    )
+                if hasher.hexdigest() != expected:
+                    raise ChecksumError(
+                        f"{remote.url} downloaded with checksum {hasher.hexdigest()}, expected "
+                        f"{expected}; the file was discarded"
+                    )
             return target
         except ChecksumError:
             raise
@@ -137,9 +137,6 @@ def fetch_file(
                     f"could not download {remote.url} after {n_retries + 1} attempts: {exc}"
                 ) from exc
             time.sleep(delay)
-        finally:
-            if os.path.exists(tmp_name):
-                os.remove(tmp_name)
     raise AssertionError("unreachable")  # pragma: no cover
 
 
