@@ -7,9 +7,9 @@ import os
 import platform
 import sys
 import time
-from importlib.metadata import version
 from pathlib import Path
 
+from elmofeat._versions import version_stamps
 from elmofeat.comparison.report import markdown_table  # noqa: F401 (re-exported)
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -23,7 +23,7 @@ def environment() -> dict:
         "python": sys.version.split()[0],
         "platform": platform.platform(),
         "cpu_count": os.cpu_count(),
-        "packages": {p: version(p) for p in PACKAGES},
+        "packages": version_stamps(PACKAGES),
     }
 
 

@@ -27,27 +27,10 @@ from threadpoolctl import threadpool_limits
 
 from _common import markdown_table, write_results
 from elmofeat import SkipGramVectorizer, SVDVectorizer
-from elmofeat._word_vectors import WordVectorVectorizer
+from elmofeat.comparison import PretrainedVectorsVectorizer
 from elmofeat.datasets import get_data_home, load_ag_news, load_r8
 
 SEED = 0
-
-
-class GloveMeanVectorizer(WordVectorVectorizer):
-    """Mean-pooled pretrained vectors: 'fit' only keeps the given KeyedVectors."""
-
-    _feature_prefix = "glove"
-
-    def __init__(self, keyed_vectors=None, pooling="mean", lowercase=True,
-                 token_pattern=r"(?u)\b\w\w+\b", tokenizer=None):
-        self.keyed_vectors = keyed_vectors
-        self.pooling = pooling
-        self.lowercase = lowercase
-        self.token_pattern = token_pattern
-        self.tokenizer = tokenizer
-
-    def _fit_keyed_vectors(self, token_lists):
-        return self.keyed_vectors
 
 
 def methods(glove):
@@ -61,7 +44,7 @@ def methods(glove):
             epochs=20, min_count=2, random_state=SEED
         ),
         "TfidfVectorizer (anchor)": lambda: TfidfVectorizer(sublinear_tf=True),
-        "GloVe 6B 50d mean (anchor)": lambda: GloveMeanVectorizer(glove),
+        "GloVe 6B 50d mean (anchor)": lambda: PretrainedVectorsVectorizer(glove),
     }
 
 

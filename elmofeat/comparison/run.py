@@ -19,7 +19,8 @@ import numpy as np
 from sklearn.metrics import confusion_matrix, precision_recall_fscore_support
 from tqdm.auto import tqdm
 
-from .. import __version__, _bilm_cache
+from .. import _bilm_cache
+from .._versions import version_stamps
 from ..bilm import BiLM
 from .data import load_dataset
 from .methods import METHODS, Context, make_model
@@ -47,17 +48,23 @@ def _n_tokens(texts) -> int:
 
 
 def _estimate(task: str, split, settings) -> float:
-    """Estimated seconds of one task on the reference machine."""
+    """Estimated seconds of one task on the reference machine (the first ELMo method of
+    a split also pays for running the biLM over its documents)."""
     train, test = _n_tokens(split.X_train), _n_tokens(split.X_test)
     width = (settings.bilm_dim / 256) ** 2
-    if task == "bilm":
-        return _COST_PER_TOKEN["bilm_epoch"] * width * train * settings.bilm_epochs + 5
     cost = _COST_PER_TOKEN
+    if task == "bilm":
+        return cost["bilm_epoch"] * width * train * settings.bilm_epochs + 10
     if task == "skipgram":
         return cost["skipgram_epoch"] * train * settings.skipgram_epochs + 1
     if task.startswith("elmo"):
-        scale = width * (settings.mix_epochs / 5) if task != "elmo-frozen" else 1.0
-        return cost[task] * scale * (train + test) + 1
+        seconds = cost[task] * (train + test) + 2
+        if task != "elmo-frozen":
+            seconds *= width * settings.mix_epochs / 5
+        first = next(m for m in settings.methods if m.startswith("elmo"))
+        if task == first:
+            seconds += cost["representations"] * width * (train + test)
+        return seconds
     return cost[task] * (train + test) + 0.5
 
 
@@ -77,18 +84,9 @@ def _scores(y_true, y_pred, n_classes) -> dict:
 
 
 def _environment() -> dict:
-    import gensim
-    import joblib
-    import scipy
-    import sklearn
-    import torch
-
-    return {
-        "elmofeat": __version__, "python": platform.python_version(), "numpy": np.__version__,
-        "scipy": scipy.__version__, "scikit-learn": sklearn.__version__,
-        "torch": torch.__version__, "gensim": gensim.__version__, "joblib": joblib.__version__,
-        "platform": platform.platform(), "cpus": os.cpu_count(),
-    }
+    packages = ("elmofeat", "numpy", "scipy", "scikit-learn", "torch", "gensim", "joblib", "pandas")
+    return {**version_stamps(packages), "python": platform.python_version(),
+            "platform": platform.platform(), "cpus": os.cpu_count()}
 
 
 def _memory_budget() -> int:
@@ -193,7 +191,7 @@ def run_comparison(settings, data_home=None, progress=True, log=print) -> dict:
         "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "estimated_seconds": estimate, "datasets": {},
     }
-    bar = tqdm(total=round(estimate), unit="est-s", disable=not progress, dynamic_ncols=True,
+    bar = tqdm(total=estimate, unit="est-s", disable=not progress, dynamic_ncols=True,
                bar_format="{l_bar}{bar}| {percentage:3.0f}% [{elapsed}<{remaining}]")
     planned = {(d, i, t): cost for d, i, t, cost in tasks}
     say = bar.write if progress else log
@@ -216,12 +214,12 @@ def run_comparison(settings, data_home=None, progress=True, log=print) -> dict:
                     entry["bilm"] = {"seconds": time.perf_counter() - start,
                                      "epochs": context.bilm.n_epochs_, "history": history,
                                      "pretrained_coverage": context.bilm.pretrained_coverage_}
-                    bar.update(round(planned[(dataset.key, index, "bilm")]))
+                    bar.update(planned[(dataset.key, index, "bilm")])
                     say(f"{where} biLM pretrained in {entry['bilm']['seconds']:.0f} s, "
                               f"validation perplexity {history[-1]['validation_perplexity']:.1f}")
                 for key in settings.methods:
                     entry["methods"][key] = _evaluate(key, context, split, len(dataset.class_names))
-                    bar.update(round(planned[(dataset.key, index, key)]))
+                    bar.update(planned[(dataset.key, index, key)])
                     row = entry["methods"][key]
                     say(f"{where} {METHODS[key].label}: accuracy {row['accuracy']:.4f}, "
                               f"macro-F1 {row['macro_f1']:.4f} ({row['seconds']:.0f} s)")
