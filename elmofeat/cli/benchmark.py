@@ -23,7 +23,7 @@ def add_arguments(parser) -> None:
                         help=f"methods to run (default: all of {', '.join(METHODS)}; "
                         "'elmo' selects the three mixes)")
     parser.add_argument("--bilm-epochs", type=int, help="most biLM pretraining epochs "
-                        "(default: 4, quick: 2)")
+                        "(default: 3, quick: 2)")
     parser.add_argument("--no-glove-init", action="store_true",
                         help="pretrain the biLM without the GloVe initialisation")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")

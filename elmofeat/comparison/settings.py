@@ -37,7 +37,7 @@ class ComparisonSettings:
     r8_test_documents: int | None = None
     # biLM pretrained on each training split (embedding = hidden = bilm_dim).
     bilm_dim: int = 256
-    bilm_epochs: int = 4
+    bilm_epochs: int = 3
     glove_init: bool = True
     # Supervised mixes: training passes and cross-fitting folds (ElmoVectorizer's cv).
     mix_epochs: int = 5
