@@ -26,6 +26,7 @@ from torch.nn import functional as F
 
 from ._pooling import pool_vectors
 from .bilm.batching import bucket_batches
+from .bilm.train import adamw
 
 MIXES = ("trainable", "frozen", "mlp")
 
@@ -271,8 +272,8 @@ def _fit(kind, layers, offsets, docs, y, classification, pooling, output_dim, co
         if pooled_layers is None:
             pooled_layers = pool_layers(layers, offsets)
         pre_pooled = torch.from_numpy(pooled_layers[docs])
-    optimizer = torch.optim.AdamW(list(mix.parameters()) + list(head.parameters()),
-                                  lr=config.learning_rate, weight_decay=0.0)
+    optimizer = adamw(list(mix.parameters()) + list(head.parameters()),
+                      lr=config.learning_rate, weight_decay=0.0)
     generator = np.random.default_rng(config.seed)
     # Documents of similar length share a batch (little padding), batches in random order.
     lengths = offsets[docs + 1] - offsets[docs]

@@ -89,6 +89,20 @@ def torch_threads(n_threads: int | None):
         torch.set_num_threads(old)
 
 
+def adamw(parameters, **options) -> torch.optim.AdamW:
+    """AdamW with the fused kernel where torch has one for the device.
+
+    On CPU torch's default AdamW loops over the parameters tensor by tensor; the fused
+    kernel (torch >= 2.4) makes the optimizer step several times faster, which is a
+    sizeable share of a biLM training step (see benchmarks/bilm_pretrain_speed.py).
+    """
+    parameters = list(parameters)
+    try:
+        return torch.optim.AdamW(parameters, fused=True, **options)
+    except (RuntimeError, TypeError, ValueError):  # older torch, or no fused kernel here
+        return torch.optim.AdamW(parameters, **options)
+
+
 def autocast(device: str, bf16: bool):
     return torch.autocast(device_type=torch.device(device).type, dtype=torch.bfloat16, enabled=bf16)
 
@@ -146,9 +160,8 @@ class Pretrainer:
         if self.world_size > 1:
             # Adaptive-softmax tail clusters get no gradient in batches without rare words.
             self.model = nn.parallel.DistributedDataParallel(lm, find_unused_parameters=True)
-        self.optimizer = torch.optim.AdamW(
-            lm.parameters(), lr=config.learning_rate, weight_decay=config.weight_decay
-        )
+        self.optimizer = adamw(lm.parameters(), lr=config.learning_rate,
+                               weight_decay=config.weight_decay)
         self.history: list[dict] = []
         self.epoch, self.step_in_epoch, self.global_step = 0, 0, 0
         self.best_perplexity, self.best_state, self.bad_epochs = math.inf, None, 0
