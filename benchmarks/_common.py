@@ -43,14 +43,17 @@ def write_results(name: str, payload: dict, markdown: str) -> tuple[Path, Path]:
     return json_path, md_path
 
 
-def run_in_fresh_processes(child_code: str, sizes, data_home: str) -> list[dict]:
-    """Run ``child_code`` once per size in a new Python process; collect its JSON line."""
+def run_in_fresh_processes(child_code: str, sizes, data_home: str, env=None) -> list[dict]:
+    """Run ``child_code`` once per size in a new Python process; collect its JSON line.
+
+    ``env``: extra environment variables for the children."""
     import subprocess
 
     runs = []
     for size in sizes:
         out = subprocess.run([sys.executable, "-c", child_code, str(size), data_home],
-                             check=True, capture_output=True, text=True)
+                             check=True, capture_output=True, text=True,
+                             env={**os.environ, **(env or {})})
         runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
         print(runs[-1], flush=True)
     return runs
