@@ -11,10 +11,13 @@ import torch
 from gensim.models import KeyedVectors
 
 from elmofeat import BiLM, SkipGramVectorizer
+from elmofeat.bilm.dropout import ByteDropout, random_bytes
+from elmofeat.bilm.highway import Highway
 from elmofeat.bilm.model import BiLMModule, reverse_padded
 from elmofeat.bilm.pretrained import load_word_vectors
 from elmofeat.bilm.softmax import AdaptiveSoftmax, FullSoftmax, SampledSoftmax
 from elmofeat.bilm.token_layers import CharCNN, WordEmbedding
+from elmofeat.bilm.train import LanguageModel
 from elmofeat.exceptions import ElmofeatVersionWarning
 
 from .estimator_checks import make_topic_corpus
@@ -74,6 +77,65 @@ def test_padding_does_not_change_real_positions():
     torch.testing.assert_close(batch[:, :6], alone)
 
 
+def test_reverse_padded_works_on_feature_tensors_and_its_gradient_flows_back():
+    x = torch.randn(3, 5, 2, requires_grad=True)
+    lengths = torch.tensor([5, 2, 4])
+    out = reverse_padded(x, lengths)
+    for row, n in enumerate(lengths.tolist()):
+        assert torch.equal(out[row, :n], x[row, :n].flip(0))
+        assert torch.equal(out[row, n:], x[row, n:])
+    (out * torch.arange(30.0).view(3, 5, 2)).sum().backward()
+    torch.testing.assert_close(x.grad, reverse_padded(torch.arange(30.0).view(3, 5, 2), lengths))
+
+
+def test_lm_scores_each_direction_on_the_targets_it_must_predict():
+    """The loss pairs every state with the right target, whatever order it works in."""
+    torch.manual_seed(0)
+    bilm = BiLMModule(WordEmbedding(40, 8), hidden_dim=8, dropout=0.0)
+    lm = LanguageModel(bilm, FullSoftmax(8, 40), dropout=0.0).eval()
+    ids = torch.randint(4, 40, (3, 7))
+    lengths = torch.tensor([7, 4, 6])
+    ids[1, 4:], ids[2, 6:] = 0, 0
+    with torch.no_grad():
+        total, count = lm.log_likelihood(ids, ids, lengths)
+    # Spelled out in the original order: forward state t predicts t + 1, backward t - 1.
+    with torch.no_grad():
+        _, fwd, bwd = bilm(ids, lengths)
+        expected = 0.0
+        for row, n in enumerate(lengths.tolist()):
+            for t in range(n - 1):
+                expected += lm.softmax.log_likelihood(fwd[-1][row, t:t + 1], ids[row, t + 1:t + 2])
+                expected += lm.softmax.log_likelihood(bwd[-1][row, t + 1:t + 2], ids[row, t:t + 1])
+    assert count == 2 * int((lengths - 1).sum())
+    assert total == pytest.approx(float(expected), rel=1e-5)
+
+
+def test_random_bytes_are_uniform_and_follow_the_seed():
+    torch.manual_seed(0)
+    draws = random_bytes(256 * 400 + 3)
+    assert draws.dtype == torch.uint8 and draws.shape == (256 * 400 + 3,)
+    counts = torch.bincount(draws.long(), minlength=256).double()
+    chi_square = float(((counts - counts.mean()) ** 2 / counts.mean()).sum())
+    assert chi_square < 350  # 255 degrees of freedom: p < 1e-4 above 350
+    torch.manual_seed(0)
+    assert torch.equal(random_bytes(256 * 400 + 3), draws)
+
+
+def test_byte_dropout_drops_at_its_rate_and_keeps_the_mean():
+    torch.manual_seed(0)
+    dropout = ByteDropout(0.1)
+    assert dropout.p == 26 / 256
+    x = torch.ones(200, 500)
+    out = dropout(x)
+    dropped = float((out == 0).float().mean())
+    assert abs(dropped - dropout.p) < 0.005
+    assert abs(float(out.mean()) - 1.0) < 0.01
+    torch.testing.assert_close(out[out != 0], torch.full_like(out[out != 0], 256 / 230))
+    dropout.eval()
+    assert dropout(x) is x
+    assert ByteDropout(0.0).train()(x) is x
+
+
 def test_hidden_dim_without_projection_is_rejected():
     with pytest.raises(ValueError, match="projection"):
         BiLMModule(WordEmbedding(10, 8), hidden_dim=16, projection=False)
@@ -105,6 +167,42 @@ def test_sampled_softmax_trains_on_samples_and_evaluates_exactly():
     softmax.train()
     sampled = softmax.loss(hidden, targets)
     assert torch.isfinite(sampled) and not torch.isclose(sampled, exact)
+
+
+def test_char_cnn_starts_with_words_pointing_different_ways():
+    """Without the feature norm, distinct words start nearly parallel (cosine ~0.9)."""
+    from elmofeat.bilm.token_layers import encode_words_as_bytes
+
+    torch.manual_seed(0)
+    layer = CharCNN(64)
+    words = ["the", "market", "stocks", "microsoft", "iraq", "said", "on", "tuesday"]
+    with torch.no_grad():
+        out = layer(torch.from_numpy(encode_words_as_bytes(words, 20))[None])[0]
+    unit = out / out.norm(dim=1, keepdim=True)
+    n = len(words)
+    mean_cosine = float(((unit @ unit.T).sum() - n) / (n * n - n))
+    assert mean_cosine < 0.6
+    with torch.no_grad():
+        layer.feature_norm = torch.nn.Identity()
+        out = layer(torch.from_numpy(encode_words_as_bytes(words, 20))[None])[0]
+    unit = out / out.norm(dim=1, keepdim=True)
+    assert float(((unit @ unit.T).sum() - n) / (n * n - n)) > 0.8
+
+
+def test_highway_gate_carries_the_input_or_transforms_it():
+    torch.manual_seed(0)
+    highway = Highway(4, n_layers=1)
+    x = torch.randn(5, 4)
+    layer = highway.layers[0]
+    with torch.no_grad():
+        layer.weight[4:].zero_()  # gate = sigmoid(bias) whatever x is
+        layer.bias[4:].fill_(30.0)
+        torch.testing.assert_close(highway(x), x)  # gate open: the input is carried
+        layer.bias[4:].fill_(-30.0)
+        transform = torch.relu(x @ layer.weight[:4].T + layer.bias[:4])
+        torch.testing.assert_close(highway(x), transform)  # gate shut: transformed
+    fresh = Highway(4, n_layers=1)
+    torch.testing.assert_close(fresh.layers[0].bias[4:], torch.ones(4))  # starts carrying
 
 
 def test_char_cnn_gives_distinct_vectors_to_unseen_words():

