@@ -475,6 +475,20 @@ def test_load_checks_shapes_and_versions(fitted, tmp_path):
         BiLM.load(tmp_path / "future.pt")
 
 
+def test_format_1_files_load_unless_they_hold_the_old_char_cnn(fitted, tmp_path):
+    fitted.save(tmp_path / "bilm.pt")
+    payload = torch.load(tmp_path / "bilm.pt", weights_only=True)
+    payload["format_version"] = 1
+    torch.save(payload, tmp_path / "word_v1.pt")
+    loaded = BiLM.load(tmp_path / "word_v1.pt")
+    assert loaded.vocabulary_.tokens == fitted.vocabulary_.tokens
+    payload["params"] = payload["params"].replace('"token_layer": "word"', '"token_layer": "char"')
+    assert '"token_layer": "char"' in payload["params"]
+    torch.save(payload, tmp_path / "char_v1.pt")
+    with pytest.raises(ValueError, match="fit the model again"):
+        BiLM.load(tmp_path / "char_v1.pt")
+
+
 def test_failed_save_keeps_the_previous_file(fitted, tmp_path, monkeypatch):
     path = tmp_path / "bilm.pt"
     fitted.save(path)

@@ -20,7 +20,10 @@ from .._versions import version_stamps
 from ..exceptions import ElmofeatVersionWarning
 
 FORMAT = "elmofeat-bilm"
-FORMAT_VERSION = 1
+# 2: the character CNN gained a layer norm on its pooled features. Format-1 files of
+# word-level models still load; format-1 character models cannot (their CNN differs).
+FORMAT_VERSION = 2
+READABLE_VERSIONS = (1, 2)
 STAMPED = ("elmofeat", "torch", "scikit-learn", "numpy")
 # Parameters that are not part of the saved model (they describe how it was trained).
 UNSAVED_PARAMS = ("pretrained_vectors", "checkpoint_dir", "tokenizer")
@@ -80,10 +83,16 @@ def load_bilm(path, device: str = "cpu"):
         ) from exc
     if not isinstance(payload, dict) or payload.get("format") != FORMAT:
         raise ValueError(f"{path} is not an elmofeat BiLM file")
-    if payload.get("format_version") != FORMAT_VERSION:
+    version = payload.get("format_version")
+    if version not in READABLE_VERSIONS:
         raise ValueError(
-            f"{path} has BiLM file format {payload.get('format_version')}; this elmofeat reads "
-            f"format {FORMAT_VERSION}: upgrade elmofeat"
+            f"{path} has BiLM file format {version}; this elmofeat reads formats "
+            f"{', '.join(map(str, READABLE_VERSIONS))}: upgrade elmofeat"
+        )
+    if version == 1 and json.loads(payload["params"]).get("token_layer") == "char":
+        raise ValueError(
+            f"{path} holds a character-CNN biLM in file format 1, written before the CNN "
+            "gained its feature layer norm; this elmofeat cannot run it: fit the model again"
         )
     saved = json.loads(payload["versions"])
     current = version_stamps(STAMPED)

@@ -143,20 +143,10 @@ class BiLMModule(nn.Module):
         return tokens, forward_states, reversed_states
 
     def forward(self, inputs: torch.Tensor, lengths: torch.Tensor):
-        """Token vectors and every layer's states of both directions.
+        """Like :meth:`run_directions`, with the backward states put back in order.
 
-        Parameters
-        ----------
-        inputs : LongTensor (batch, time) word ids, or (batch, time, chars) byte ids
-        lengths : LongTensor (batch,)
-            Real length of each sequence (``<bos>`` and ``<eos>`` included).
-
-        Returns
-        -------
-        tokens : (batch, time, dim)
-        forward_states : list of n_layers tensors (batch, time, dim)
-        backward_states : list of n_layers tensors (batch, time, dim), in the original
-            (left-to-right) order of positions.
+        Returns ``tokens, forward_states, backward_states``, every tensor
+        ``(batch, time, dim)`` with position ``t`` holding original position ``t``.
         """
         tokens, forward_states, reversed_states = self.run_directions(inputs, lengths)
         backward_states = [reverse_padded(s, lengths) for s in reversed_states]
