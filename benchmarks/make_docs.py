@@ -25,9 +25,10 @@ SECTIONS = [
      "Wall time and peak memory of `fit` up to 5 million tokens."),
     ("elmo_quality", "ElmoVectorizer feature quality (5 biLM epochs)",
      "The three layer mixes against the other features, same folds; the biLM is pretrained "
-     "on the training part only, for 5 epochs instead of the report's 3. Measured while the "
-     "MLP mix's default learning rate was 0.01 (it is 0.001 now: at 0.01 most of its ReLU "
-     "units die on small training sets); the comparison report above is current."),
+     "on the training part only, for 5 epochs instead of the report's 3. Measured before two "
+     "later changes: the MLP mix's default learning rate (0.01 then, 0.001 now: at 0.01 most "
+     "of its ReLU units die on small training sets) and the biLM engine's dropout random "
+     "numbers; the comparison report above is current."),
     ("elmo_speed", "ElmoVectorizer speed", "`transform` throughput and the saving from reusing "
      "layer representations across the candidates of a search."),
     ("transform_scaling", "ElmoVectorizer.transform across joblib workers",
