@@ -34,14 +34,22 @@ from elmofeat import BiLM
 from elmofeat.datasets import load_ag_news
 
 
-def matmul_peak(dtype, n=2048, repeats=10) -> float:
+def matmul_peak(dtype, n=2048, repeats=10, rounds=5) -> float:
+    """The best FLOP/s of ``rounds`` timings of ``repeats`` n x n matmuls.
+
+    A peak is a best case: on a shared machine one slow round says more about the
+    neighbours than about the CPU, so the fastest round counts.
+    """
     a, b = torch.randn(n, n).to(dtype), torch.randn(n, n).to(dtype)
     for _ in range(2):
         a @ b
-    start = time.perf_counter()
-    for _ in range(repeats):
-        a @ b
-    return 2 * n**3 * repeats / (time.perf_counter() - start)
+    best = 0.0
+    for _ in range(rounds):
+        start = time.perf_counter()
+        for _ in range(repeats):
+            a @ b
+        best = max(best, 2 * n**3 * repeats / (time.perf_counter() - start))
+    return best
 
 
 def lstm_flops(bilm, n_positions: int) -> float:
@@ -50,13 +58,17 @@ def lstm_flops(bilm, n_positions: int) -> float:
     return n_positions * per_layer * bilm.n_layers * 2  # two directions
 
 
-def timed_embed(bilm, docs, one_at_a_time=False):
-    start = time.perf_counter()
-    if one_at_a_time:
-        out = [bilm.embed([d])[0] for d in docs]
-    else:
-        out = bilm.embed(docs)
-    return time.perf_counter() - start, sum(len(o) for o in out)
+def timed_embed(bilm, docs, one_at_a_time=False, repeats=3):
+    """Best wall time of ``repeats`` runs (a shared machine only ever slows a run down)."""
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        if one_at_a_time:
+            out = [bilm.embed([d])[0] for d in docs]
+        else:
+            out = bilm.embed(docs)
+        best = min(best, time.perf_counter() - start)
+    return best, sum(len(o) for o in out)
 
 
 def main():
@@ -73,7 +85,7 @@ def main():
     results = {}
     for precision in ("fp32", "bf16"):
         bilm.set_params(precision="fp32" if precision == "fp32" else "bf16")
-        timed_embed(bilm, docs[:200])  # warm-up
+        timed_embed(bilm, docs[:200], repeats=1)  # warm-up
         seconds, n_tokens = timed_embed(bilm, docs)
         single_seconds, single_tokens = timed_embed(bilm, docs[: args.single], one_at_a_time=True)
         windows = bilm._windows(bilm._tokenize(docs))
@@ -92,6 +104,14 @@ def main():
             "speedup_ceiling": peaks[precision] / single_flops,
         }
         print(precision, results[precision], flush=True)
+    # The peak again after the runs; the best of both stands for the machine's peak.
+    for precision, dtype in (("fp32", torch.float32), ("bf16", torch.bfloat16)):
+        peak = max(peaks[precision], matmul_peak(dtype))
+        result = results[precision]
+        result["peak_flops"] = peak
+        result["fraction_of_peak"] = result["achieved_flops"] / peak
+        result["single_fraction_of_peak"] = result["single_achieved_flops"] / peak
+        result["speedup_ceiling"] = peak / result["single_achieved_flops"]
     rows = [[p, f"{r['batched_tokens_per_second']:,.0f}", f"{r['single_tokens_per_second']:,.0f}",
              f"{r['speedup']:.1f}x", f"{r['achieved_flops'] / 1e9:.1f}",
              f"{r['peak_flops'] / 1e9:.1f}", f"{100 * r['fraction_of_peak']:.0f}%",
@@ -100,8 +120,8 @@ def main():
     markdown = (
         "### biLM inference: batched vs one document at a time\n\n"
         f"Default-size BiLM (256/256, 2 layers per direction), {len(docs):,} AG News documents "
-        f"batched, {args.single} one at a time, {torch.get_num_threads()} threads. Peak = torch "
-        "2048x2048 matmul in the same precision, same run.\n\n"
+        f"batched, {args.single} one at a time (best of 3 runs each), {torch.get_num_threads()} threads. Peak = torch "
+        "2048x2048 matmul in the same precision, best of 10 timings before and after the runs.\n\n"
         + markdown_table(["precision", "batched tokens/s", "one-at-a-time tokens/s", "speed-up",
                           "achieved GFLOP/s", "matmul peak GFLOP/s", "of peak",
                           "one at a time, of peak", "ceiling (peak / one at a time)"], rows)
