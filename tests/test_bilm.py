@@ -556,6 +556,14 @@ def test_interrupted_fit_resumes_to_the_same_weights(corpus, tmp_path, monkeypat
     # A checkpoint of other texts is refused, not silently resumed.
     with pytest.raises(ValueError, match="other texts or parameters"):
         BiLM(**params, checkpoint_dir=tmp_path / "b").fit(corpus[:50])
+    # So is one written by another elmofeat version, or a foreign file.
+    state["format"] = "elmofeat-bilm-checkpoint-1"
+    torch.save(state, tmp_path / "b" / "checkpoint.pt")
+    with pytest.raises(ValueError, match="another elmofeat version"):
+        BiLM(**params, checkpoint_dir=tmp_path / "b").fit(corpus)
+    torch.save({"weights": torch.zeros(2)}, tmp_path / "b" / "checkpoint.pt")
+    with pytest.raises(ValueError, match="not an elmofeat biLM checkpoint"):
+        BiLM(**params, checkpoint_dir=tmp_path / "b").fit(corpus)
 
 
 # ------------------------------------------------------------------------ torchrun

@@ -1,10 +1,10 @@
-"""Dropout with byte-sized random numbers: the same regularisation, half the cost on CPU.
+"""Dropout with byte-sized random numbers: the same regularisation, far cheaper on CPU.
 
 ``torch.nn.Dropout`` draws one float per element (``bernoulli_``), which took 12% of a
 biLM training step on CPU here. This module compares one random byte per element with
 a threshold instead, and takes the bytes from full-range 64-bit draws (eight bytes per
-call of the generator), which makes the masks about 15x cheaper than ``bernoulli_``
-(6x cheaper than ``random_`` on a uint8 tensor). The drop probability is rounded to a
+call of the generator), which makes the masks several times cheaper than either
+``bernoulli_`` or ``random_`` on a uint8 tensor. The drop probability is rounded to a
 multiple of 1/256 (0.1 becomes 26/256 = 0.1016).
 """
 

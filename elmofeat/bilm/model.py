@@ -94,8 +94,9 @@ class BiLMModule(nn.Module):
 
     Notes
     -----
-    :meth:`forward` returns the per-direction states that the LM loss needs;
-    :meth:`layer_representations` returns ELMo's ``n_layers + 1`` representations,
+    :meth:`run_directions` returns each direction's states in its own reading order
+    (what the LM loss needs); :meth:`forward` the same with the backward states put back
+    in left-to-right order; :meth:`layer_representations` returns ELMo's ``n_layers + 1`` representations,
     each ``[forward; backward]`` of width ``2 * dim`` (the token layer duplicated).
     """
 

@@ -23,7 +23,9 @@ from .io import save_atomically
 from .model import reverse_padded
 
 CHECKPOINT_NAME = "checkpoint.pt"
-CHECKPOINT_FORMAT = "elmofeat-bilm-checkpoint-1"
+# 2: dropout random numbers drawn differently and the char CNN's feature norm; a
+# format-1 checkpoint would not resume to the weights an uninterrupted fit gives.
+CHECKPOINT_FORMAT = "elmofeat-bilm-checkpoint-2"
 
 
 class LanguageModel(nn.Module):
@@ -211,8 +213,15 @@ class Pretrainer:
             state = torch.load(path, map_location="cpu", weights_only=True)
         except Exception as exc:  # truncated or foreign file
             raise ValueError(f"cannot read checkpoint {path}: {exc}") from exc
-        if not isinstance(state, dict) or state.get("format") != CHECKPOINT_FORMAT:
+        found = state.get("format") if isinstance(state, dict) else None
+        if not isinstance(found, str) or not found.startswith("elmofeat-bilm-checkpoint-"):
             raise ValueError(f"{path} is not an elmofeat biLM checkpoint")
+        if found != CHECKPOINT_FORMAT:
+            raise ValueError(
+                f"the checkpoint in {path.parent} was written by another elmofeat version "
+                f"({found}; this one resumes {CHECKPOINT_FORMAT}); use another "
+                "checkpoint_dir or delete it to start afresh"
+            )
         if state["fingerprint"] != self.fingerprint:
             raise ValueError(
                 f"the checkpoint in {path.parent} was written for other texts or parameters; "
