@@ -36,6 +36,9 @@ SECTIONS = [
     ("bilm_pretrain_speed", "biLM pretraining speed",
      "elmofeat's engine against the reference experiment's straightforward loop, same model, "
      "same texts, same time budget."),
+    ("bilm_precision", "biLM pretraining precision",
+     "bf16 autocast (the default on CPUs that support it) against fp32: same texts, seed and "
+     "epochs."),
     ("bilm_inference_speed", "biLM inference speed",
      "Batched inference against one document at a time, and the achieved FLOP/s against the "
      "machine's measured matmul peak. The last column is the most any batching could gain "

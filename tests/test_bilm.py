@@ -527,6 +527,20 @@ def test_pickle_stores_cpu_tensors_and_loads_in_a_fresh_process(fitted, corpus, 
     np.testing.assert_array_equal(np.concatenate(restored.embed(corpus[:3])), np.concatenate(expected))
 
 
+
+@pytest.mark.parametrize("avx512_bf16, amx, expected", [
+    (True, False, True), (False, True, True), (False, False, False),
+])
+def test_auto_precision_trains_in_bf16_only_where_the_cpu_has_it(monkeypatch, avx512_bf16, amx,
+                                                                  expected):
+    monkeypatch.setattr(torch.cpu, "_is_avx512_bf16_supported", lambda: avx512_bf16)
+    monkeypatch.setattr(torch.cpu, "_is_amx_tile_supported", lambda: amx)
+    auto = BiLM(precision="auto")
+    assert auto._bf16(training=True) is expected
+    assert auto._bf16(training=False) is False  # inference stays in fp32
+    assert BiLM(precision="bf16")._bf16(training=False) is True
+    assert BiLM(precision="fp32")._bf16(training=True) is False
+
 # ----------------------------------------------------------------------- checkpoints
 
 

@@ -45,9 +45,15 @@ def resolve_device(device: str) -> torch.device:
 
 
 def _bf16_supported(device: torch.device) -> bool:
+    """Whether ``device`` does bfloat16 arithmetic natively (what ``precision="auto"`` needs)."""
     if device.type == "cuda":
         return torch.cuda.is_bf16_supported()
-    return True  # CPU autocast supports bf16; measured 1.4-1.8x faster here
+    # CPUs without AVX512-BF16 or AMX emulate bf16, which can be slower than fp32.
+    # (benchmarks/bilm_precision.py measures bf16 against fp32 on a CPU that has it.)
+    try:
+        return bool(torch.cpu._is_avx512_bf16_supported() or torch.cpu._is_amx_tile_supported())
+    except AttributeError:  # private helpers missing from this torch build: play safe
+        return False
 
 
 class BiLM(TextEstimatorMixin, BaseEstimator):
@@ -123,8 +129,10 @@ class BiLM(TextEstimatorMixin, BaseEstimator):
     patience : int or None, default=2
         Epochs without validation improvement before stopping (None: never stop early).
     precision : {"auto", "bf16", "fp32"}, default="auto"
-        Training precision. ``"auto"`` trains with bfloat16 autocast (CPU, or GPUs that
-        support it) and runs inference in float32; ``"bf16"`` uses bfloat16 for both.
+        Training precision. ``"auto"`` trains with bfloat16 autocast where the device
+        has native bfloat16 arithmetic (CPUs with AVX512-BF16 or AMX, GPUs that support
+        it), in float32 elsewhere, and runs inference in float32; ``"bf16"`` uses
+        bfloat16 for both, ``"fp32"`` for neither.
     n_threads : int, default=None
         torch threads while fitting and embedding; the previous setting is restored
         afterwards. None keeps torch's current setting.
