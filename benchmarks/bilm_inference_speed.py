@@ -120,7 +120,8 @@ def main():
     markdown = (
         "### biLM inference: batched vs one document at a time\n\n"
         f"Default-size BiLM (256/256, 2 layers per direction), {len(docs):,} AG News documents "
-        f"batched, {args.single} one at a time (best of 3 runs each), {torch.get_num_threads()} threads. Peak = torch "
+        f"batched, {args.single} one at a time (best of 3 runs each), "
+        f"{torch.get_num_threads()} threads. Peak = torch "
         "2048x2048 matmul in the same precision, best of 10 timings before and after the runs.\n\n"
         + markdown_table(["precision", "batched tokens/s", "one-at-a-time tokens/s", "speed-up",
                           "achieved GFLOP/s", "matmul peak GFLOP/s", "of peak",

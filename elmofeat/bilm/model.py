@@ -96,8 +96,9 @@ class BiLMModule(nn.Module):
     -----
     :meth:`run_directions` returns each direction's states in its own reading order
     (what the LM loss needs); :meth:`forward` the same with the backward states put back
-    in left-to-right order; :meth:`layer_representations` returns ELMo's ``n_layers + 1`` representations,
-    each ``[forward; backward]`` of width ``2 * dim`` (the token layer duplicated).
+    in left-to-right order; :meth:`layer_representations` returns ELMo's ``n_layers + 1``
+    representations, each ``[forward; backward]`` of width ``2 * dim`` (the token layer
+    duplicated).
     """
 
     def __init__(self, token_layer: nn.Module, hidden_dim: int, n_layers: int = 2,
