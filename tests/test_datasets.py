@@ -15,9 +15,11 @@ from elmofeat.datasets import (
     fetch_file,
     get_data_home,
     load_ag_news,
+    load_cr,
+    load_mpqa,
     load_r8,
 )
-from elmofeat.datasets import _ag_news, _r8
+from elmofeat.datasets import _ag_news, _polarity, _r8
 
 # --------------------------------------------------------------------- real data
 
@@ -58,6 +60,37 @@ def test_r8_standard_split(data_home):
     assert train.target_names[np.bincount(train.target).argmax()] == "earn"
     both = load_r8(data_home, subset="all")
     assert len(both.data) == 7674 and both.data[:5] == train.data[:5]
+
+
+def test_cr_and_mpqa_have_the_standard_row_counts(data_home):
+    cr, mpqa = load_cr(data_home), load_mpqa(data_home)
+    assert (len(cr.data), np.bincount(cr.target).tolist()) == (3775, [1368, 2407])
+    assert (len(mpqa.data), np.bincount(mpqa.target).tolist()) == (10606, [7294, 3312])
+    for bunch in (cr, mpqa):
+        assert bunch.target_names == ["negative", "positive"]
+        assert all(isinstance(d, str) for d in bunch.data)
+        assert "10-fold" in bunch.DESCR
+    # Positives first, in file order; a few blank lines are kept as empty documents.
+    assert cr.data[2] == "it practically plays almost everything you give it ."
+    assert cr.target[0] == 1 and cr.target[-1] == 0
+    assert 0 < sum(d == "" for d in cr.data) < 10
+    assert np.mean([len(d.split()) for d in mpqa.data]) < 4
+
+
+def test_polarity_loaders_missing_and_bad_files(tmp_path):
+    with pytest.raises(FileNotFoundError) as info:
+        load_cr(tmp_path)
+    assert str(tmp_path / "cr" / "custrev.pos") in str(info.value)
+    assert "load_cr(download_if_missing=True)" in str(info.value)
+    (tmp_path / "mpqa").mkdir()
+    (tmp_path / "mpqa" / "mpqa.pos").write_bytes(b"good\r\nfine\n")
+    (tmp_path / "mpqa" / "mpqa.neg").write_bytes(b"bad \xff\n")
+    with pytest.raises(ValueError, match=r"mpqa\.neg is not UTF-8"):
+        load_mpqa(tmp_path)
+    (tmp_path / "mpqa" / "mpqa.neg").write_bytes(b"bad\n\nawful")  # no final newline
+    mpqa = load_mpqa(tmp_path)
+    assert mpqa.data == ["good", "fine", "bad", "", "awful"]
+    assert mpqa.target.tolist() == [1, 1, 0, 0, 0]
 
 
 def test_data_home_precedence(monkeypatch, tmp_path):
@@ -213,3 +246,23 @@ def test_loaders_download_missing_files(server, tmp_path, monkeypatch):
     # Second call reads the local copies and does not download again.
     load_r8(tmp_path, subset="all", download_if_missing=True)
     assert handler.hits["/r8/train"] == 1
+
+
+def test_polarity_loaders_download_missing_files(server, tmp_path, monkeypatch):
+    url, handler = server
+    files = {"/custrev.pos": b"great player !\n", "/custrev.neg": b"broke .\nno sound\n"}
+    handler.files.update(files)
+    checksums = {side: _sha256(files[f"/custrev.{side}"]) for side in ("pos", "neg")}
+    monkeypatch.setattr(_polarity, "_BASE_URL", url + "/")
+    monkeypatch.setattr(_polarity, "CR", _polarity.PolaritySet("CR", "cr", "custrev", checksums, "CR."))
+    cr = load_cr(tmp_path, download_if_missing=True)
+    assert cr.data == ["great player !", "broke .", "no sound"]
+    assert cr.target.tolist() == [1, 0, 0]
+    assert (tmp_path / "cr" / "custrev.neg").read_bytes() == files["/custrev.neg"]
+    load_cr(tmp_path, download_if_missing=True)  # local copies now: no second download
+    assert handler.hits["/custrev.pos"] == 1
+    handler.files["/custrev.pos"] = b"tampered\n"
+    (tmp_path / "cr" / "custrev.pos").unlink()
+    with pytest.raises(ChecksumError):
+        load_cr(tmp_path, download_if_missing=True)
+    assert not (tmp_path / "cr" / "custrev.pos").exists()

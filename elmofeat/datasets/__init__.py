@@ -1,10 +1,11 @@
-"""Dataset loaders: AG News and Reuters R8, from a data home, with verified downloads.
+"""Dataset loaders: AG News, Reuters R8, CR and MPQA, from a data home, with verified downloads.
 
 The data home is the ``data_home`` argument, else the ``ELMOFEAT_DATA`` environment
 variable, else ``~/elmofeat_data``.
 """
 
 from ._ag_news import clean_ag_news_text, load_ag_news
+from ._polarity import load_cr, load_mpqa
 from ._base import ChecksumError, RemoteFile, fetch_file, get_data_home
 from ._r8 import load_r8
 
@@ -15,5 +16,7 @@ __all__ = [
     "fetch_file",
     "get_data_home",
     "load_ag_news",
+    "load_cr",
+    "load_mpqa",
     "load_r8",
 ]
