@@ -10,12 +10,12 @@ from joblib import Parallel, cpu_count, delayed, effective_n_jobs
 from sklearn.base import clone
 from sklearn.model_selection import KFold, StratifiedKFold, check_cv
 from sklearn.utils import check_random_state, check_scalar
-from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_limits
 
 from . import _bilm_cache
 from ._base import BaseTextVectorizer
+from ._labels import check_targets
 from ._pooling import check_pooling
 from ._text import validate_documents
 from .bilm import BiLM
@@ -136,6 +136,14 @@ class ElmoVectorizer(BaseTextVectorizer):
     same code runs on a cluster under ``with joblib.parallel_config(backend="dask"):``
     (or ``"ray"``). Parallel transforms bypass the in-process representation cache.
 
+    **Unlabelled documents.** The biLM pretrains on every document given to ``fit``;
+    a supervised mix learns only from the labelled ones. Class labels equal to ``-1``
+    mark unlabelled documents, as for :class:`~sklearn.semi_supervised.SelfTrainingClassifier`,
+    so ``Pipeline([("elmo", ElmoVectorizer()), ("clf",
+    SelfTrainingClassifier(LogisticRegression()))]).fit(X, y)`` uses every text. In
+    ``fit_transform`` unlabelled documents get the features of the mix learned on all
+    labelled ones (they lent it no label); labelled ones are cross-fitted as above.
+
     An empty document gets a zero vector. Documents longer than the biLM's ``max_len``
     are processed in windows.
 
@@ -250,30 +258,30 @@ class ElmoVectorizer(BaseTextVectorizer):
         return _bilm_cache.REPRESENTATIONS.embed(self.bilm_, self._bilm_id_, documents)
 
     # --------------------------------------------------------------------- fitting
-    def _learn_mix(self, layers, offsets, docs, y, seed, pooled_layers=None):
+    def _learn_mix(self, layers, offsets, docs, targets, seed, pooled_layers=None):
+        """The mix's parameters, learned from the documents ``docs`` (indices) and
+        their labels ``targets`` (``None`` for the frozen mix)."""
         if self.layer_mix == "frozen":
             weights = frozen_weights(self.mix_weights, self.bilm_.n_representations_,
                                      np.random.RandomState(seed))
             return {"weights": weights, "gamma": np.float32(1.0)}
-        classification = type_of_target(y) in ("binary", "multiclass")
         learning_rate = self.mix_learning_rate
         if learning_rate is None:
             learning_rate = 0.001 if self.layer_mix == "mlp" else 0.01
         config = HeadConfig(self.mix_epochs, float(learning_rate), self.batch_size, seed)
-        return fit_supervised_mix(self.layer_mix, layers, offsets, np.asarray(docs), y,
-                                  classification, self.pooling, self.mlp_dim, config,
-                                  pooled_layers)
+        return fit_supervised_mix(self.layer_mix, layers, offsets, np.asarray(docs),
+                                  targets.y[docs], targets.classification, self.pooling,
+                                  self.mlp_dim, config, pooled_layers)
 
     def _fit(self, X, y):
         documents = validate_documents(X)
         self._check_params(y)
         if not documents:
             raise ValueError("X is empty: fit needs at least one document")
-        if y is not None:
-            y = np.asarray(y)
-            if len(y) != len(documents):
-                raise ValueError(f"X has {len(documents)} documents but y has {len(y)} labels")
+        # Labels are checked before the (long) pretraining, not after it.
+        targets = None if self.layer_mix == "frozen" else check_targets(y, len(documents))
         random_state = check_random_state(self.random_state)
+        # The biLM learns from every text, labelled or not.
         self.bilm_ = self._pretrained_bilm(documents, random_state)
         self._bilm_id_ = weights_digest(self.bilm_) + repr(
             (self.bilm_.lowercase, self.bilm_.token_pattern, self.bilm_.max_len))
@@ -281,18 +289,18 @@ class ElmoVectorizer(BaseTextVectorizer):
         pooled = None
         if self.layer_mix == "frozen":  # nothing to learn: the biLM need not run here
             layers, offsets = None, None
-            self.mix_params_ = self._learn_mix(None, None, None, y, seed)
+            self.mix_params_ = self._learn_mix(None, None, None, None, seed)
         else:
             layers, offsets = self._layers(documents)
             # A linear mix commutes with mean pooling: pool every layer once, learn (and
             # cross-fit) from the pooled layers alone.
             if self.layer_mix == "trainable" and self.pooling == "mean":
                 pooled = pool_layers(layers, offsets)
-            self.mix_params_ = self._learn_mix(layers, offsets, np.arange(len(documents)), y, seed,
+            self.mix_params_ = self._learn_mix(layers, offsets, targets.labelled, targets, seed,
                                                pooled)
         self.layer_weights_ = self.mix_params_.get("weights")
         self.gamma_ = None if self.layer_mix == "mlp" else float(self.mix_params_["gamma"])
-        return documents, y, layers, offsets, seed, pooled
+        return documents, targets, layers, offsets, seed, pooled
 
     def fit(self, X, y=None):
         """Pretrain (or reuse) the biLM and learn the layer mix.
@@ -302,6 +310,9 @@ class ElmoVectorizer(BaseTextVectorizer):
         X : iterable of str
         y : array-like of shape (n_documents,), default=None
             Labels; required by the supervised mixes ``"trainable"`` and ``"mlp"``.
+            ``-1`` marks an unlabelled document (scikit-learn's semi-supervised
+            convention): the biLM pretrains on every document, the mix learns from the
+            labelled ones only.
 
         Returns
         -------
@@ -321,27 +332,35 @@ class ElmoVectorizer(BaseTextVectorizer):
         -------
         features : ndarray of shape (n_documents, n_features), float32
         """
-        documents, y, layers, offsets, seed, pooled = self._fit(X, y)
+        documents, targets, layers, offsets, seed, pooled = self._fit(X, y)
         if self.layer_mix == "frozen":
             return self.transform(documents)
-        classification = type_of_target(y) in ("binary", "multiclass")
+        labelled = targets.labelled
+        y_labelled = targets.y_labelled
         if isinstance(self.cv, Integral):
-            splitter_class = StratifiedKFold if classification else KFold
+            splitter_class = StratifiedKFold if targets.classification else KFold
             splitter = splitter_class(self.cv, shuffle=True, random_state=seed)
         else:
-            splitter = check_cv(self.cv, y, classifier=classification)
+            splitter = check_cv(self.cv, y_labelled, classifier=targets.classification)
+
+        def features(params, docs):
+            if pooled is not None:
+                return apply_mix(self.layer_mix, params, pooled[docs])
+            return pooled_features(self.layer_mix, params, layers, offsets, docs, self.pooling)
+
         n_features = len(self.get_feature_names_out())
         out = np.zeros((len(documents), n_features), dtype=np.float32)
-        for train, test in splitter.split(np.zeros(len(y)), y):
+        for train, test in splitter.split(np.zeros(len(labelled)), y_labelled):
             # The same seed as the full fit: every fold's mix starts from the same
             # initialisation, so that a learned (MLP) feature space stays aligned across
             # folds and with the one transform uses.
-            params = self._learn_mix(layers, offsets, train, y[train], seed, pooled)
-            if pooled is not None:
-                out[test] = apply_mix(self.layer_mix, params, pooled[test])
-            else:
-                out[test] = pooled_features(self.layer_mix, params, layers, offsets, test,
-                                            self.pooling)
+            params = self._learn_mix(layers, offsets, labelled[train], targets, seed, pooled)
+            out[labelled[test]] = features(params, labelled[test])
+        # Unlabelled documents lend no label to the mix: the full fit's features are
+        # out-of-sample for them already.
+        unlabelled = np.setdiff1d(np.arange(len(documents)), labelled)
+        if len(unlabelled):
+            out[unlabelled] = features(self.mix_params_, unlabelled)
         return out
 
     # ------------------------------------------------------------------- transform

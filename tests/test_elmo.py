@@ -269,3 +269,77 @@ def test_parallel_workers_get_a_share_of_the_threads(corpus, bilm, monkeypatch):
     with joblib.parallel_config(backend="threading"):  # the spy must run in this process
         vectorizer.transform(documents)
     assert seen == [4, 4]
+
+
+# ------------------------------------------------------- unlabelled documents (y == -1)
+
+
+@pytest.mark.parametrize("mix", ["trainable", "mlp"])
+def test_mix_learns_only_from_labelled_documents(corpus, bilm, mix):
+    X, y = corpus
+    partial = y.copy()
+    partial[::3] = -1
+    labelled = np.flatnonzero(partial != -1)
+    params = dict(layer_mix=mix, mlp_dim=6, mix_epochs=2, random_state=0, cache_dir=None)
+    with_unlabelled = ElmoVectorizer(bilm, **params).fit(X, partial)
+    only_labelled = ElmoVectorizer(bilm, **params).fit([X[i] for i in labelled], y[labelled])
+    for key, value in only_labelled.mix_params_.items():
+        np.testing.assert_allclose(with_unlabelled.mix_params_[key], value, rtol=1e-5, atol=1e-6)
+    # Unlabelled documents are out of sample for the full mix: fit_transform gives them
+    # exactly the features transform gives; labelled ones are cross-fitted.
+    crossed = ElmoVectorizer(bilm, **params).fit_transform(X, partial)
+    plain = with_unlabelled.transform(X)
+    unlabelled = np.flatnonzero(partial == -1)
+    np.testing.assert_allclose(crossed[unlabelled], plain[unlabelled], rtol=1e-5, atol=1e-6)
+    assert not np.allclose(crossed[labelled], plain[labelled])
+
+
+def test_self_training_pipeline_pretrains_on_every_text(corpus):
+    from sklearn.semi_supervised import SelfTrainingClassifier
+
+    X, y = corpus
+    X = list(X) + ["zebra unicorn narwhal zebra unicorn narwhal ."] * 4  # only in unlabelled texts
+    y = np.concatenate([y, [-1] * 4])
+    y[: len(y) // 2] = -1
+    pipe = Pipeline([("elmo", ElmoVectorizer(BiLM(**SMALL_BILM), mix_epochs=2, random_state=0,
+                                             cache_dir=None)),
+                     ("clf", SelfTrainingClassifier(LogisticRegression(max_iter=500),
+                                                            criterion="k_best", k_best=10))])
+    pipe.fit(X, y)
+    assert "zebra" in pipe["elmo"].bilm_.vocabulary_.tokens
+    assert set(pipe.predict(X[:8])) <= set(range(4))
+    # Self-training labelled some of the unlabelled documents from their features.
+    assert (pipe["clf"].transduction_ != -1).sum() > (y != -1).sum()
+
+
+@pytest.mark.parametrize("labels, match", [
+    (lambda y: np.full(len(y), -1), "every document is unlabelled"),
+    (lambda y: np.where(np.arange(len(y)) % 2, -1, 0), "single class"),
+    (lambda y: np.where(np.arange(len(y)) == 7, np.nan, y.astype(float)), r"y\[7\] is missing"),
+    (lambda y: np.array([None if i == 3 else str(v) for i, v in enumerate(y)], dtype=object),
+     r"y\[3\] is missing \(None\)"),
+    (lambda y: np.array([-1 if i < 5 else "a" if i % 2 else 2 for i in range(len(y))], dtype=object),
+     "mixes label types"),
+    (lambda y: y[:-1], "has 119 labels"),
+])
+def test_bad_labels_are_rejected_before_pretraining(corpus, labels, match, monkeypatch):
+    X, y = corpus
+    monkeypatch.setattr(BiLM, "fit", lambda *a, **k: pytest.fail("pretrained before checking y"))
+    with pytest.raises(ValueError, match=match):
+        ElmoVectorizer(BiLM(**SMALL_BILM), cache_dir=None).fit(X, labels(y))
+
+
+def test_string_labels_with_unlabelled_documents(corpus, bilm):
+    X, y = corpus
+    names = np.array(["world", "sports", "business", "science"], dtype=object)[y]
+    names[:10] = -1
+    vec = ElmoVectorizer(bilm, mix_epochs=2, random_state=0, cache_dir=None)
+    out = vec.fit_transform(X, names)
+    assert out.shape == (len(X), 16) and np.isfinite(out).all()
+
+
+def test_continuous_targets_keep_minus_one_as_a_value(corpus, bilm):
+    from elmofeat._labels import check_targets
+
+    targets = check_targets(np.linspace(-1, 1, 9), 9)
+    assert not targets.classification and len(targets.labelled) == 9
