@@ -105,6 +105,50 @@ def ppmi_matrix(counts: sp.spmatrix, context_smoothing: float = 0.75) -> sp.csr_
     return ppmi
 
 
+def svd_word_vectors(
+    corpus: RaggedIds,
+    n_words: int,
+    n_components: int,
+    *,
+    window: int = 5,
+    weighting: str = "ppmi",
+    context_smoothing: float = 0.75,
+    distance_weighting: str = "linear",
+    eig_weighting: float = 0.5,
+    n_iter: int = 5,
+    random_state=None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Word vectors ``U_k * S_k ** eig_weighting`` of a corpus' co-occurrence matrix.
+
+    The core of :class:`SVDVectorizer`, also used to initialise the biLM's word
+    embedding from the same texts. Negative ids (out of vocabulary) are skipped.
+
+    Returns
+    -------
+    vectors : ndarray of shape (n_words, n_components)
+        A word that co-occurs with no other word gets a zero row.
+    singular_values : ndarray of shape (n_components,), float32
+
+    Raises
+    ------
+    ValueError
+        No two vocabulary words co-occur within ``window``.
+    """
+    counts = cooccurrence_matrix(corpus, n_words, window, distance_weighting)
+    if counts.nnz == 0:
+        raise ValueError(
+            "no two vocabulary words co-occur within the window: fit on more text or "
+            "lower min_count"
+        )
+    if weighting == "ppmi":
+        matrix = ppmi_matrix(counts, context_smoothing)
+    else:
+        matrix = counts.astype(np.float32)
+    U, S, _ = randomized_svd(matrix, n_components, n_iter=n_iter,
+                             random_state=check_random_state(random_state))
+    return U * (S ** eig_weighting), S.astype(np.float32)
+
+
 class SVDVectorizer(WordVectorVectorizer):
     """Document features from SVD word vectors (co-occurrence + truncated SVD + pooling).
 
@@ -240,21 +284,10 @@ class SVDVectorizer(WordVectorVectorizer):
                 f"({len(vocab)} words with min_count={self.min_count}); lower n_components "
                 "or min_count, or fit on more text"
             )
-        counts = cooccurrence_matrix(
-            vocab.encode(token_lists), len(vocab), self.window, self.distance_weighting
+        vectors, self.singular_values_ = svd_word_vectors(
+            vocab.encode(token_lists), len(vocab), self.n_components, window=self.window,
+            weighting=self.weighting, context_smoothing=self.context_smoothing,
+            distance_weighting=self.distance_weighting, eig_weighting=self.eig_weighting,
+            n_iter=self.n_iter, random_state=random_state,
         )
-        if counts.nnz == 0:
-            raise ValueError(
-                "no two vocabulary words co-occur within the window: fit on more text or "
-                "lower min_count"
-            )
-        if self.weighting == "ppmi":
-            matrix = ppmi_matrix(counts, self.context_smoothing)
-        else:
-            matrix = counts.astype(np.float32)
-        U, S, _ = randomized_svd(
-            matrix, self.n_components, n_iter=self.n_iter, random_state=random_state
-        )
-        self.singular_values_ = S.astype(np.float32)
-        vectors = U * (S ** self.eig_weighting)
         return keyed_vectors_from_arrays(vocab.tokens, vectors, vocab.counts)

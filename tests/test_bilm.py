@@ -327,6 +327,7 @@ def test_verbose_shows_a_progress_bar(corpus, capsys):
     ({"device": "tpu"}, ValueError, "device"),
     ({"min_count": 10_000}, ValueError, "vocabulary is empty"),
     ({"pretrained_vectors": 3.5}, TypeError, "pretrained_vectors"),
+    ({"token_init": "glove"}, ValueError, "token_init must be one of"),
 ])
 def test_bad_parameters_raise_clear_errors(corpus, params, error, match):
     with pytest.raises(error, match=match):
@@ -415,6 +416,62 @@ def test_fit_with_glove_file_and_with_vectorizers(corpus, tmp_path):
     assert a.pretrained_coverage_["found"] > 40
     for x, y in zip(_weights(a).values(), _weights(b).values()):
         assert torch.equal(x, y)
+
+
+def test_corpus_vectors_are_the_svd_vectors_of_the_training_texts(corpus):
+    from elmofeat import SVDVectorizer
+    from elmofeat._text import Vocabulary
+    from elmofeat.bilm.batching import SPECIALS, UNK
+    from elmofeat.bilm.pretrained import corpus_vectors
+
+    tokens = BiLM()._tokenize(corpus)
+    vocabulary = Vocabulary.build(tokens, min_count=2, specials=SPECIALS, unknown=UNK)
+    matrix, coverage = corpus_vectors(tokens, vocabulary, len(SPECIALS), 8, np.random.RandomState(0))
+    assert np.isnan(matrix[:4]).all() and coverage == {"found": len(vocabulary) - 4, "missing": 0}
+    np.testing.assert_allclose(np.linalg.norm(matrix[4:], axis=1).mean(), 1.0, rtol=1e-5)
+    svd = SVDVectorizer(n_components=8, min_count=2, token_pattern=BiLM().token_pattern,
+                        random_state=np.random.RandomState(0)).fit(corpus)
+    expected = svd.keyed_vectors_[vocabulary.tokens[4:]]
+    # The same vectors up to one scale factor (the SVD vectorizer does not rescale).
+    ratio = np.linalg.norm(expected, axis=1) / np.linalg.norm(matrix[4:], axis=1)
+    np.testing.assert_allclose(ratio, ratio[0], rtol=1e-4)
+    np.testing.assert_allclose(matrix[4:] * ratio[0], expected, rtol=1e-3, atol=1e-5)
+    # A vocabulary smaller than the embedding: the extra columns are small noise.
+    wide, _ = corpus_vectors(tokens, vocabulary, len(SPECIALS), 200, np.random.RandomState(0))
+    assert np.isfinite(wide[4:]).all() and wide.shape == (len(vocabulary), 200)
+
+
+def test_token_init_svd_starts_the_embedding_from_the_counts(corpus):
+    from elmofeat.bilm import estimator
+
+    started = {}
+    original = estimator.BiLM._build_language_model
+
+    def spy(self, n_words, pretrained=None, input_dim=None):
+        started["pretrained"] = None if pretrained is None else pretrained.copy()
+        return original(self, n_words, pretrained, input_dim)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(estimator.BiLM, "_build_language_model", spy)
+        svd = BiLM(**{**TINY, "max_epochs": 1}).fit(corpus)
+        assert started["pretrained"] is not None and np.isfinite(started["pretrained"][4:]).all()
+        BiLM(**{**TINY, "max_epochs": 1, "token_init": "random"}).fit(corpus)
+        assert started["pretrained"] is None
+        BiLM(**{**TINY, "max_epochs": 1, "token_layer": "char"}).fit(corpus)
+        assert started["pretrained"] is None  # ignored by the character CNN
+    again = BiLM(**{**TINY, "max_epochs": 1}).fit(corpus)
+    for x, y in zip(_weights(svd).values(), _weights(again).values()):
+        assert torch.equal(x, y)
+
+
+def test_files_from_before_token_init_load_as_random_init(fitted, tmp_path):
+    fitted.save(tmp_path / "bilm.pt")
+    payload = torch.load(tmp_path / "bilm.pt", weights_only=True)
+    assert '"token_init": "svd"' in payload["params"]
+    payload["params"] = payload["params"].replace('"token_init": "svd", ', "")
+    torch.save(payload, tmp_path / "old.pt")
+    assert BiLM.load(tmp_path / "old.pt").token_init == "random"
+    assert BiLM.load(tmp_path / "bilm.pt").token_init == "svd"
 
 
 # ----------------------------------------------------------------------- persistence

@@ -20,7 +20,7 @@ from .._base import TextEstimatorMixin
 from .._text import Vocabulary, validate_documents
 from .batching import SPECIALS, UNK, Windows, bucket_batches, char_table, iter_batches, make_windows
 from .model import BiLMModule
-from .pretrained import pretrained_matrix, resolve_pretrained
+from .pretrained import corpus_vectors, pretrained_matrix, resolve_pretrained
 from .softmax import SOFTMAX_KINDS, build_softmax
 from .token_layers import CharCNN, WordEmbedding
 from .train import LanguageModel, Pretrainer, TrainConfig, autocast, evaluate_perplexity, torch_threads
@@ -28,6 +28,7 @@ from .train import LanguageModel, Pretrainer, TrainConfig, autocast, evaluate_pe
 logger = logging.getLogger("elmofeat")
 
 TOKEN_LAYERS = ("word", "char")
+TOKEN_INITS = ("svd", "random")
 PRECISIONS = ("auto", "bf16", "fp32")
 # Words and single punctuation marks: an LM needs the punctuation.
 BILM_TOKEN_PATTERN = r"(?u)\b\w+\b|[^\w\s]"
@@ -99,6 +100,14 @@ class BiLM(TextEstimatorMixin, BaseEstimator):
         vectors' mean and spread; how many is logged and stored in
         ``pretrained_coverage_``. Vectors of another width than ``embedding_dim`` are
         kept at their width and followed by a learned linear projection.
+    token_init : {"svd", "random"}, default="svd"
+        Where the word embedding starts when no ``pretrained_vectors`` are given.
+        ``"svd"``: the PPMI + SVD vectors of the training texts (those of
+        :class:`~elmofeat.SVDVectorizer`, computed in seconds): a language model of a
+        small corpus learns little of what words mean on its own, and the counts of the
+        same texts already carry it (``benchmarks/suite.py`` measures the difference).
+        ``"random"``: a normal draw with standard deviation ``embedding_dim ** -0.5``.
+        Ignored with ``token_layer="char"`` or with ``pretrained_vectors``.
     char_dim : int, default=16
     char_filters : tuple of (width, n_filters), default=((1, 32), (2, 32), (3, 64), (4, 128), (5, 256))
     n_highway : int, default=2
@@ -196,6 +205,7 @@ class BiLM(TextEstimatorMixin, BaseEstimator):
         n_samples=1024,
         tie_weights=False,
         pretrained_vectors=None,
+        token_init="svd",
         char_dim=16,
         char_filters=((1, 32), (2, 32), (3, 64), (4, 128), (5, 256)),
         n_highway=2,
@@ -231,6 +241,7 @@ class BiLM(TextEstimatorMixin, BaseEstimator):
         self.n_samples = n_samples
         self.tie_weights = tie_weights
         self.pretrained_vectors = pretrained_vectors
+        self.token_init = token_init
         self.char_dim = char_dim
         self.char_filters = char_filters
         self.n_highway = n_highway
@@ -263,6 +274,8 @@ class BiLM(TextEstimatorMixin, BaseEstimator):
             raise ValueError(f"token_layer must be one of {TOKEN_LAYERS}, got {self.token_layer!r}")
         if self.softmax not in SOFTMAX_KINDS:
             raise ValueError(f"softmax must be one of {SOFTMAX_KINDS}, got {self.softmax!r}")
+        if self.token_init not in TOKEN_INITS:
+            raise ValueError(f"token_init must be one of {TOKEN_INITS}, got {self.token_init!r}")
         if self.precision not in PRECISIONS:
             raise ValueError(f"precision must be one of {PRECISIONS}, got {self.precision!r}")
         for name, low in [("embedding_dim", 1), ("hidden_dim", 1), ("n_layers", 1),
@@ -381,7 +394,7 @@ class BiLM(TextEstimatorMixin, BaseEstimator):
         if len(train) == 0:
             raise ValueError("the training documents contain no token")
         pretrained, self.pretrained_coverage_ = None, None
-        if self.pretrained_vectors is not None:
+        if self.token_layer == "word" and self.pretrained_vectors is not None:
             keyed_vectors = resolve_pretrained(self.pretrained_vectors, X)
             pretrained, self.pretrained_coverage_ = pretrained_matrix(
                 keyed_vectors, vocabulary.tokens, len(SPECIALS)
@@ -391,6 +404,12 @@ class BiLM(TextEstimatorMixin, BaseEstimator):
                 self.pretrained_coverage_["found"], len(vocabulary),
                 self.pretrained_coverage_["missing"],
             )
+        elif self.token_layer == "word" and self.token_init == "svd":
+            # From the training documents only: the validation ones stay unseen.
+            pretrained, coverage = corpus_vectors(train_docs, vocabulary, len(SPECIALS),
+                                                  self.embedding_dim, random_state)
+            logger.info("word embedding starts from the SVD vectors of %d of %d words",
+                        coverage["found"], len(vocabulary) - len(SPECIALS))
         config = TrainConfig(
             max_epochs=self.max_epochs, batch_size=self.batch_size, max_tokens=None,
             learning_rate=float(self.learning_rate), weight_decay=float(self.weight_decay),

@@ -103,6 +103,8 @@ def load_bilm(path, device: str = "cpu"):
     params = json.loads(payload["params"])
     params["char_filters"] = tuple(tuple(f) for f in params["char_filters"])
     params["device"] = device
+    # Files written before token_init existed hold randomly initialised embeddings.
+    params.setdefault("token_init", "random")
     fitted = json.loads(payload["fitted"])
     bilm = BiLM(**params)
     bilm.vocabulary_ = Vocabulary(payload["vocabulary"], payload["counts"].numpy(), unknown="<unk>")

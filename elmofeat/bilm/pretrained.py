@@ -80,3 +80,47 @@ def pretrained_matrix(keyed_vectors, words, n_special: int) -> tuple[np.ndarray,
     known = rows >= 0
     matrix[n_special:][known] = keyed_vectors.vectors[rows[known]]
     return matrix, {"found": int(known.sum()), "missing": int((~known).sum())}
+
+
+def corpus_vectors(token_lists, vocabulary, n_special: int, dim: int,
+                   random_state: np.random.RandomState) -> tuple[np.ndarray, dict]:
+    """Initial word vectors learned from the training texts themselves: PPMI + SVD.
+
+    A language model of a few hundred thousand tokens learns little about what words
+    mean (its own embedding, mean-pooled, classifies AG News barely better than
+    random vectors do), while the texts' co-occurrence counts already carry it. The
+    vectors of :class:`~elmofeat.SVDVectorizer` (window 5, PPMI, ``U * S ** 0.5``) of
+    the vocabulary's words, scaled to a mean norm of 1 (the scale of a random
+    initialisation), are where the word embedding starts.
+
+    Returns
+    -------
+    matrix : ndarray of shape (len(vocabulary), dim), float32
+        NaN rows for the ``n_special`` special tokens and for words that co-occur with
+        no other word (the embedding draws those at random).
+    coverage : dict
+        ``{"found": ..., "missing": ...}`` words with and without a vector.
+    """
+    from .._text import RaggedIds
+    from ..svd import svd_word_vectors
+
+    n_words = len(vocabulary) - n_special
+    matrix = np.full((len(vocabulary), dim), np.nan, dtype=np.float32)
+    n_components = min(dim, n_words - 1)
+    if n_components < 1:
+        return matrix, {"found": 0, "missing": n_words}
+    corpus = vocabulary.encode(token_lists)
+    ids = np.where(corpus.ids < n_special, -1, corpus.ids - n_special)
+    try:
+        vectors, _ = svd_word_vectors(RaggedIds(ids, corpus.offsets), n_words, n_components,
+                                      random_state=random_state)
+    except ValueError:  # no two words co-occur: nothing to learn from the counts
+        return matrix, {"found": 0, "missing": n_words}
+    norms = np.linalg.norm(vectors, axis=1)
+    known = norms > 0
+    vectors = vectors / norms[known].mean()
+    if n_components < dim:  # a vocabulary smaller than the embedding: small noise fills it
+        noise = random_state.normal(0.0, dim ** -0.5, size=(n_words, dim - n_components))
+        vectors = np.hstack([vectors, noise])
+    matrix[n_special:][known] = vectors[known]
+    return matrix, {"found": int(known.sum()), "missing": int((~known).sum())}
