@@ -1,6 +1,6 @@
 """Overhead of SkipGramVectorizer.fit over plain gensim Word2Vec on the same tokens.
 
-Both train the same skip-gram model (SkipGramVectorizer.gensim_params) on AG News
+Both train the same skip-gram model (SkipGramVectorizer._gensim_params) on AG News
 repeated to about --tokens tokens. The gensim side gets pre-tokenized sentences; our
 side starts from raw strings, so tokenization and the vocabulary checks count as
 overhead. Runs alternate and the median of --repeats runs per side is compared.
@@ -38,7 +38,7 @@ def main():
     base = load_ag_news(args.data_home, subset="test").data
     base_tokens = sum(len(t) for t in TextTokenizer()(base))
     texts = base * max(1, round(args.tokens / base_tokens))
-    estimator = SkipGramVectorizer(workers=args.workers, random_state=0)
+    estimator = SkipGramVectorizer(workers=args.workers, epochs=5, min_count=5, random_state=0)
     seed = int(check_random_state(0).randint(2**31 - 1))
     sentences = TextTokenizer()(texts)
     n_tokens = sum(len(s) for s in sentences)
@@ -46,7 +46,7 @@ def main():
     ours, plain = [], []
     for _ in range(args.repeats):
         start = time.perf_counter()
-        Word2Vec(sentences=sentences, **estimator.gensim_params(seed))
+        Word2Vec(sentences=sentences, **estimator._gensim_params(seed, estimator.epochs))
         plain.append(time.perf_counter() - start)
         start = time.perf_counter()
         estimator.fit(texts)
@@ -71,7 +71,7 @@ def main():
         "speed_skipgram",
         {"n_documents": len(texts), "n_tokens": n_tokens, "workers": args.workers,
          "seconds_gensim": plain, "seconds_elmofeat": ours, "ratio": ratio,
-         "params": estimator.gensim_params(seed)},
+         "params": estimator._gensim_params(seed, estimator.epochs)},
         markdown,
     )
 

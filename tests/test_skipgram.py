@@ -15,11 +15,24 @@ def test_vectors_are_exactly_gensims_with_the_same_parameters():
     docs, _ = make_topic_corpus(200)
     vec = SkipGramVectorizer(vector_size=12, min_count=2, epochs=3, random_state=7).fit(docs)
     seed = int(check_random_state(7).randint(2**31 - 1))
-    model = Word2Vec(sentences=TextTokenizer()(docs), **vec.gensim_params(seed))
+    model = Word2Vec(sentences=TextTokenizer()(docs), **vec._gensim_params(seed, 3))
     assert vec.keyed_vectors_.index_to_key == model.wv.index_to_key
     np.testing.assert_array_equal(vec.keyed_vectors_.vectors, model.wv.vectors)
-    params = vec.gensim_params(seed)
+    params = vec._gensim_params(seed, 3)
     assert params["sg"] == 1 and params["hs"] == 0 and params["negative"] == 5
+
+
+def test_auto_epochs_adapt_to_the_corpus_size():
+    from elmofeat.skipgram import auto_epochs
+
+    docs, _ = make_topic_corpus(200)
+    n_tokens = sum(len(t) for t in TextTokenizer()(docs))
+    vec = SkipGramVectorizer(vector_size=8, random_state=0).fit(docs)
+    assert vec.epochs == "auto" and vec.epochs_ == auto_epochs(n_tokens) == 100  # tiny corpus
+    assert auto_epochs(1_000_000) == 5 and auto_epochs(100_000) == 50
+    assert SkipGramVectorizer(vector_size=8, epochs=3, random_state=0).fit(docs).epochs_ == 3
+    with pytest.raises(ValueError, match="epochs must be 'auto'"):
+        SkipGramVectorizer(epochs="many").fit(docs)
 
 
 def test_only_keyed_vectors_are_kept_and_pickles_are_small():
