@@ -307,10 +307,17 @@ def test_tied_weights_share_the_embedding(corpus):
     assert lm.softmax.weight is lm.bilm.token_layer.embedding.weight
 
 
-def test_verbose_shows_a_progress_bar(corpus, capsys):
-    BiLM(**{**TINY, "max_epochs": 1, "verbose": True}).fit(corpus)
+def test_verbose_says_what_it_pretrains_and_shows_one_bar_over_all_epochs(corpus, capsys):
+    bilm = BiLM(**{**TINY, "max_epochs": 2, "patience": None, "verbose": True}).fit(corpus)
     err = capsys.readouterr().err
-    assert "biLM epoch 1/1" in err and "tok_s" in err
+    assert "pretraining the biLM:" in err and "at most 2 epochs" in err
+    assert "biLM epoch 2/2" in err and "tok_s" in err and "val_ppl" in err
+    assert len(bilm.history_) == 2
+    # The bar counts the batches of every epoch: its total is epochs x batches per epoch.
+    import re
+    totals = {int(m) for m in re.findall(r"\| *\d+/(\d+) \[", err)}
+    per_epoch = int(re.search(r"in ([\d,]+) batches per epoch", err).group(1).replace(",", ""))
+    assert totals == {2 * per_epoch}, (totals, per_epoch)
 
 
 @pytest.mark.parametrize("params, error, match", [

@@ -124,7 +124,10 @@ class BiLM(TextEstimatorMixin, BaseEstimator):
     max_len : int, default=64
         Window length: documents longer than this many tokens are split into windows
         (for training and for :meth:`embed`); nothing is truncated.
-    max_epochs : int, default=10
+    max_epochs : int, default=5
+        At most this many passes over the texts (early stopping may end sooner). On the
+        development suite the features did not improve after 5 epochs, though the
+        perplexity still fell (``benchmarks/suite.py``).
     batch_size : int, default=64
         Windows per training batch (and per inference batch, times 4).
     learning_rate : float, default=2e-3
@@ -160,7 +163,8 @@ class BiLM(TextEstimatorMixin, BaseEstimator):
         Seeds initialisation, the validation split, batch order, dropout and sampling.
         The global torch random state is left as it was.
     verbose : bool, default=False
-        Show a progress bar with tokens/s and the running perplexity.
+        Say what will be pretrained (documents, tokens, epochs) and show one progress
+        bar over all epochs, with the time left, tokens/s and the running perplexity.
 
     Attributes
     ----------
@@ -216,7 +220,7 @@ class BiLM(TextEstimatorMixin, BaseEstimator):
         token_pattern=BILM_TOKEN_PATTERN,
         tokenizer=None,
         max_len=64,
-        max_epochs=10,
+        max_epochs=5,
         batch_size=64,
         learning_rate=2e-3,
         weight_decay=0.0,

@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import math
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -298,37 +299,52 @@ class Pretrainer:
 
         if self.maybe_resume() and cfg.verbose and self.rank == 0:
             tqdm.write(f"resuming from {self.checkpoint_path} (epoch {self.epoch + 1}, "
-                       f"step {self.step_in_epoch})")
+                       f"step {self.step_in_epoch})", file=sys.stderr)
 
-        while self.epoch < cfg.max_epochs and not self.stopped_early:
-            progress = None
-            if cfg.verbose and self.rank == 0:
-                progress = tqdm(
-                    total=len(self._epoch_batches(train)), initial=self.step_in_epoch,
-                    desc=f"biLM epoch {self.epoch + 1}/{cfg.max_epochs}", unit="batch",
-                )
-            try:
-                train_ppl, tokens_per_s, seconds = self._train_epoch(train, train_chars, progress)
-            finally:
+        progress = None
+        if cfg.verbose and self.rank == 0:
+            # One bar over every epoch, so that its time left is the fit's, not the epoch's.
+            steps = len(self._epoch_batches(train))
+            n_tokens = int((train.lengths - 2).sum())
+            tqdm.write(f"pretraining the biLM: {n_tokens:,} tokens in {steps:,} batches per "
+                       f"epoch, at most {cfg.max_epochs} epochs (early stopping may end sooner)",
+                       file=sys.stderr)
+            progress = tqdm(total=steps * cfg.max_epochs,
+                            initial=self.epoch * steps + self.step_in_epoch,
+                            desc="biLM pretraining", unit="batch")
+        try:
+            while self.epoch < cfg.max_epochs and not self.stopped_early:
                 if progress is not None:
-                    progress.close()
-            record = {"epoch": self.epoch + 1, "train_perplexity": train_ppl,
-                      "tokens_per_second": tokens_per_s, "seconds": seconds,
-                      "validation_perplexity": None}
-            if valid is not None and len(valid):
-                ppl = evaluate_perplexity(self.lm, valid, valid_chars, cfg.batch_size, cfg.bf16,
-                                          cfg.device)
-                record["validation_perplexity"] = ppl
-                if ppl < self.best_perplexity:
-                    self.best_perplexity, self.bad_epochs = ppl, 0
-                    self.best_state = copy.deepcopy(self.lm.state_dict())
-                else:
-                    self.bad_epochs += 1
-                    if cfg.patience is not None and self.bad_epochs >= cfg.patience:
-                        self.stopped_early = True
-            self.history.append(record)
-            self.epoch, self.step_in_epoch = self.epoch + 1, 0
-            self.save_checkpoint()
+                    progress.set_description(f"biLM epoch {self.epoch + 1}/{cfg.max_epochs}")
+                train_ppl, tokens_per_s, seconds = self._train_epoch(train, train_chars, progress)
+                self._end_epoch(train_ppl, tokens_per_s, seconds, valid, valid_chars, progress)
+        finally:
+            if progress is not None:
+                progress.close()
         if self.best_state is not None:
             self.lm.load_state_dict(self.best_state)
         return self.history
+
+    def _end_epoch(self, train_ppl, tokens_per_s, seconds, valid, valid_chars, progress) -> None:
+        """Validate, record the epoch, decide on early stopping, checkpoint."""
+        cfg = self.config
+        record = {"epoch": self.epoch + 1, "train_perplexity": train_ppl,
+                  "tokens_per_second": tokens_per_s, "seconds": seconds,
+                  "validation_perplexity": None}
+        if valid is not None and len(valid):
+            ppl = evaluate_perplexity(self.lm, valid, valid_chars, cfg.batch_size, cfg.bf16,
+                                      cfg.device)
+            record["validation_perplexity"] = ppl
+            if ppl < self.best_perplexity:
+                self.best_perplexity, self.bad_epochs = ppl, 0
+                self.best_state = copy.deepcopy(self.lm.state_dict())
+            else:
+                self.bad_epochs += 1
+                if cfg.patience is not None and self.bad_epochs >= cfg.patience:
+                    self.stopped_early = True
+        self.history.append(record)
+        self.epoch, self.step_in_epoch = self.epoch + 1, 0
+        self.save_checkpoint()
+        if progress is not None:
+            progress.set_postfix(val_ppl="-" if record["validation_perplexity"] is None
+                                 else f"{record['validation_perplexity']:.1f}", refresh=False)
