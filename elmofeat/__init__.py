@@ -8,7 +8,9 @@ and with :mod:`joblib`.
 from ._version import __version__
 from .bilm import BiLM
 from .elmo import ElmoVectorizer
+from .hybrid import make_hybrid
 from .skipgram import SkipGramVectorizer
 from .svd import SVDVectorizer
 
-__all__ = ["BiLM", "ElmoVectorizer", "SVDVectorizer", "SkipGramVectorizer", "__version__"]
+__all__ = ["BiLM", "ElmoVectorizer", "SVDVectorizer", "SkipGramVectorizer", "__version__",
+           "make_hybrid"]

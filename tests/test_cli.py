@@ -55,7 +55,7 @@ def test_pretrain_resumes_from_its_checkpoint(corpus, tmp_path, capsys):
     assert (checkpoints / "checkpoint.pt").is_file()
     capsys.readouterr()
     assert main([*args, "-o", str(tmp_path / "b.pt")]) == 0
-    assert "resuming from" in capsys.readouterr().out
+    assert "resuming from" in capsys.readouterr().err  # with the progress bar, on stderr
     assert weights_digest(BiLM.load(tmp_path / "a.pt")) == weights_digest(BiLM.load(tmp_path / "b.pt"))
 
 

@@ -9,8 +9,10 @@ from elmofeat.cli import main
 from elmofeat.comparison import ComparisonSettings, run_comparison, write_report
 from elmofeat.comparison.report import render_markdown, summarize
 
-TINY = dict(folds=2, ag_news_documents=160, r8_train_documents=300, r8_test_documents=80,
-            bilm_dim=16, bilm_epochs=1, mix_epochs=1, mix_cv=2, skipgram_epochs=2)
+# Two tasks of the suite, small enough for CI; every method (SVD's 300 components need
+# a vocabulary of 300 words, which these slices have).
+TINY = dict(datasets=("ag_news", "cr"), folds=2, ag_news_documents=400, cr_documents=600,
+            bilm_dim=16, bilm_epochs=1, mix_epochs=1, mix_cv=2)
 
 
 @pytest.fixture(scope="module")
@@ -20,15 +22,18 @@ def results(data_home):
 
 
 def test_every_split_scores_every_method(results):
-    assert list(results["datasets"]) == ["ag_news", "r8"]
+    assert list(results["datasets"]) == ["ag_news", "cr"]
     ag = results["datasets"]["ag_news"]
     assert [s["name"] for s in ag["splits"]] == ["fold 1/2", "fold 2/2"]
-    assert sum(s["test_size"] for s in ag["splits"]) == 160
+    assert sum(s["test_size"] for s in ag["splits"]) == 400
     for dataset in results["datasets"].values():
         n_classes = len(dataset["class_names"])
         for split in dataset["splits"]:
             assert list(split["methods"]) == list(results["settings"]["methods"])
-            assert split["bilm"]["epochs"] == 1 and split["bilm"]["history"]
+            assert set(split["bilms"]) == {"default", "glove"}
+            for bilm in split["bilms"].values():
+                assert bilm["epochs"] == 1 and bilm["history"]
+            assert split["bilms"]["glove"]["pretrained_coverage"]["found"] > 100
             for row in split["methods"].values():
                 matrix = np.asarray(row["confusion_matrix"])
                 assert matrix.shape == (n_classes, n_classes)
@@ -36,14 +41,15 @@ def test_every_split_scores_every_method(results):
                 assert row["accuracy"] == pytest.approx(np.trace(matrix) / matrix.sum())
                 assert row["macro_f1"] == pytest.approx(np.mean(row["per_class"]["f1"]))
                 assert row["per_class"]["support"] == matrix.sum(axis=1).tolist()
-            weights = split["methods"]["elmo-trainable"]["layer_weights"]
-            assert len(weights) == 3 and sum(weights) == pytest.approx(1, abs=1e-5)
+            for mix in ("elmo-trainable", "elmo-glove-trainable"):
+                weights = split["methods"][mix]["layer_weights"]
+                assert len(weights) == 3 and sum(weights) == pytest.approx(1, abs=1e-5)
 
 
 def test_the_same_seed_gives_the_same_table(results, data_home):
     again = run_comparison(ComparisonSettings(**TINY), data_home=data_home, progress=False,
                            log=lambda line: None)
-    for key in ("ag_news", "r8"):
+    for key in ("ag_news", "cr"):
         for first, second in zip(results["datasets"][key]["splits"], again["datasets"][key]["splits"]):
             for method, row in first["methods"].items():
                 assert row["confusion_matrix"] == second["methods"][method]["confusion_matrix"], method
@@ -55,11 +61,13 @@ def test_report_files(results, tmp_path):
     assert saved["settings"]["folds"] == 2 and "torch" in saved["environment"]
     assert saved["summary"]["ag_news"]["svd"]["accuracy"]["std"] >= 0
     report = paths["report.md"].read_text()
-    for needle in ("## AG News", "## R8", "ELMo, MLP mix", "Ordering of the methods",
-                   "Ordering of the mixes", "Against the reference", "Per-class precision",
-                   "Learned layer weights"):
+    for needle in ("## The suite", "### Targets", "## AG News", "## CR", "ELMo, MLP mix",
+                   "ELMo + GloVe, frozen mix", "TF-IDF + ELMo (make_hybrid)",
+                   "Ordering of the methods", "Ordering of the mixes", "Against the reference",
+                   "Per-class precision", "Learned layer weights", "biLM pretraining (defaults)"):
         assert needle in report
-    for name in ("ag_news_confusion.png", "ag_news_layer_weights.png", "r8_perplexity.png"):
+    for name in ("suite_accuracy.png", "ag_news_confusion.png", "ag_news_layer_weights.png",
+                 "cr_perplexity.png"):
         assert f"]({name})" in report
         assert (tmp_path / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
@@ -85,9 +93,10 @@ def test_reference_comparison_names_bands_and_mix_order(results):
                              ("elmo-trainable", 0.885), ("elmo-frozen", 0.88)):
         summary["ag_news"][method]["accuracy"]["mean"] = accuracy
     text = render_markdown(results, summary, {})
-    assert "SVD (PPMI, 300d): 84.50%, inside the reference's 83.0%–86.0%" in text
-    assert "skip-gram (SGNS, 300d): 80.00%, below the reference's 85.0%–89.0%" in text
-    assert "Order of the mixes: mlp > trainable > frozen, the same as the reference's" in text
+    assert "SVDVectorizer: 84.50%, inside the reference's 83.0%–86.0%" in text
+    assert "SkipGramVectorizer: 80.00%, below the reference's 85.0%–89.0%" in text
+    assert ("Order of the mixes (ELMo): mlp > trainable > frozen, the same as the reference's"
+            in text)
 
 
 def test_settings_are_checked():
@@ -95,8 +104,15 @@ def test_settings_are_checked():
         ComparisonSettings(methods=("bert",))
     with pytest.raises(ValueError, match="datasets must be among"):
         ComparisonSettings(datasets=("imdb",))
+    with pytest.raises(ValueError, match="folds must be"):
+        ComparisonSettings(folds=1)
     assert ComparisonSettings(methods=("elmo", "svd")).methods == (
         "svd", "elmo-trainable", "elmo-frozen", "elmo-mlp")
+    assert ComparisonSettings(methods=("elmo-glove", "tfidf")).bilms() == ("glove",)
+    assert ComparisonSettings(methods=("anchors",)).bilms() == ()
+    full = ComparisonSettings()
+    assert full.bilm_params() == {} and full.mix_params() == {}  # the suite uses defaults
+    assert [full.n_folds(d) for d in full.datasets] == [5, None, 10, 10]
 
 
 def test_benchmark_command_without_a_bilm(data_home, tmp_path, capsys):
@@ -104,7 +120,27 @@ def test_benchmark_command_without_a_bilm(data_home, tmp_path, capsys):
     assert main(["benchmark", "--quick", "--methods", "tfidf", "svd", "--datasets", "ag_news",
                  "--data-home", str(data_home), "--output", str(out), "--no-progress"]) == 0
     saved = json.loads((out / "results.json").read_text())
-    assert saved["settings"]["quick"] and saved["settings"]["methods"] == ["svd", "tfidf"]
+    assert saved["settings"]["quick"] and saved["settings"]["methods"] == ["tfidf", "svd"]
     assert saved["command"].startswith("elmofeat benchmark --quick")
     assert "report written to" in capsys.readouterr().out
+    assert "Quick smoke run" in (out / "report.md").read_text()
     assert (out / "ag_news_confusion.png").is_file() and not (out / "ag_news_perplexity.png").exists()
+
+
+def test_targets_are_checked_against_the_better_tfidf_row():
+    from elmofeat.comparison.targets import check_targets
+
+    def stat(value):
+        return {"accuracy": {"mean": value, "std": 0.0}}
+
+    summary = {"ag_news": {"tfidf": stat(0.80), "tfidf-c10": stat(0.85), "svd": stat(0.82),
+                           "skipgram": stat(0.78), "elmo-trainable": stat(0.87),
+                           "elmo-frozen": stat(0.81), "hybrid": stat(0.855)}}
+    checks = {(c.target, c.detail.split()[0]): c for c in check_targets(summary, {"ag_news": "AG"})}
+    assert not checks[("SkipGramVectorizer within 3 points of SVDVectorizer", "skip-gram")].met
+    best = checks[("best ELMo mix (defaults) 1 point above TF-IDF", "ELMo,")]
+    assert best.met and "vs TF-IDF 0.8500" in best.detail  # C=10 row, not the weaker one
+    assert not checks[("hybrid 1 point above TF-IDF", "hybrid")].met
+    frozen = [c for c in check_targets(summary, {"ag_news": "AG"})
+              if c.target.startswith("every ELMo mix") and "frozen" in c.detail]
+    assert len(frozen) == 1 and not frozen[0].met and "-0.0100" in frozen[0].detail

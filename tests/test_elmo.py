@@ -204,8 +204,21 @@ def test_bad_parameters(corpus, bilm, params, error, match):
 
 def test_label_length_mismatch(corpus, bilm):
     X, y = corpus
-    with pytest.raises(ValueError, match="labels"):
-        ElmoVectorizer(bilm, cache_dir=None).fit(X, y[:-1])
+    for mix in ("frozen", "trainable"):  # the frozen mix ignores y, but not a wrong one
+        with pytest.raises(ValueError, match="has 119 labels"):
+            ElmoVectorizer(bilm, layer_mix=mix, cache_dir=None).fit(X, y[:-1])
+
+
+def test_default_vectorizer_needs_no_labels(corpus, bilm):
+    from sklearn.cluster import KMeans
+    from sklearn.pipeline import make_pipeline
+
+    X, _ = corpus
+    assert ElmoVectorizer().layer_mix == "frozen"
+    assert not ElmoVectorizer().__sklearn_tags__().target_tags.required
+    labels = make_pipeline(ElmoVectorizer(bilm, cache_dir=None),
+                           KMeans(n_clusters=4, n_init=2, random_state=0)).fit_predict(X)
+    assert len(set(labels)) == 4
 
 
 def test_mlp_alignment_is_identity_for_an_untrained_mix():
@@ -301,7 +314,8 @@ def test_self_training_pipeline_pretrains_on_every_text(corpus):
     X = list(X) + ["zebra unicorn narwhal zebra unicorn narwhal ."] * 4  # only in unlabelled texts
     y = np.concatenate([y, [-1] * 4])
     y[: len(y) // 2] = -1
-    pipe = Pipeline([("elmo", ElmoVectorizer(BiLM(**SMALL_BILM), mix_epochs=2, random_state=0,
+    pipe = Pipeline([("elmo", ElmoVectorizer(BiLM(**SMALL_BILM), layer_mix="trainable",
+                                             mix_epochs=2, random_state=0,
                                              cache_dir=None)),
                      ("clf", SelfTrainingClassifier(LogisticRegression(max_iter=500),
                                                             criterion="k_best", k_best=10))])
@@ -326,14 +340,14 @@ def test_bad_labels_are_rejected_before_pretraining(corpus, labels, match, monke
     X, y = corpus
     monkeypatch.setattr(BiLM, "fit", lambda *a, **k: pytest.fail("pretrained before checking y"))
     with pytest.raises(ValueError, match=match):
-        ElmoVectorizer(BiLM(**SMALL_BILM), cache_dir=None).fit(X, labels(y))
+        ElmoVectorizer(BiLM(**SMALL_BILM), layer_mix="trainable", cache_dir=None).fit(X, labels(y))
 
 
 def test_string_labels_with_unlabelled_documents(corpus, bilm):
     X, y = corpus
     names = np.array(["world", "sports", "business", "science"], dtype=object)[y]
     names[:10] = -1
-    vec = ElmoVectorizer(bilm, mix_epochs=2, random_state=0, cache_dir=None)
+    vec = ElmoVectorizer(bilm, layer_mix="trainable", mix_epochs=2, random_state=0, cache_dir=None)
     out = vec.fit_transform(X, names)
     assert out.shape == (len(X), 16) and np.isfinite(out).all()
 

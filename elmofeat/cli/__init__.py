@@ -18,11 +18,13 @@ COMMANDS = {
     "embed": (embed, "turn texts into document features with a saved model",
               "Document features from a saved BiLM (frozen layer mix, pooled) or a fitted "
               "vectorizer / pipeline saved with joblib, written as .npy or .parquet."),
-    "benchmark": (benchmark, "run the SVD / skip-gram / ELMo comparison and write a report",
-                  "SVD vs skip-gram vs ELMo (trainable, frozen, mlp mixes), with TF-IDF and "
-                  "GloVe anchors, each + LogisticRegression, on AG News (stratified k-fold, "
-                  "biLM pretrained on the training folds only) and R8 (standard split). "
-                  "Writes results.json, report.md and PNG figures to --output."),
+    "benchmark": (benchmark, "run the task suite (TF-IDF, GloVe, SVD, skip-gram, ELMo, "
+                  "hybrid) and write a report",
+                  "The suite: AG News, R8, CR and MPQA; TF-IDF and GloVe anchors, SVD, "
+                  "skip-gram, ELMo (three mixes, with and without GloVe) and the TF-IDF + "
+                  "ELMo hybrid, each with its defaults + LogisticRegression; every biLM is "
+                  "pretrained on the training part of each split only. Writes results.json, "
+                  "report.md and PNG figures to --output."),
 }
 
 

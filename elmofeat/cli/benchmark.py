@@ -1,4 +1,4 @@
-"""``elmofeat benchmark``: the comparison report (see :mod:`elmofeat.comparison`)."""
+"""``elmofeat benchmark``: the suite report (see :mod:`elmofeat.comparison`)."""
 
 from __future__ import annotations
 
@@ -14,18 +14,17 @@ def add_arguments(parser) -> None:
     parser.add_argument("-o", "--output", default="elmofeat-report",
                         help="report folder (default: ./elmofeat-report)")
     parser.add_argument("--quick", action="store_true",
-                        help="reduced run (data slices, small biLM): a few minutes")
-    parser.add_argument("--folds", type=int, help="AG News cross-validation folds "
-                        "(default: 5, quick: 2)")
+                        help="smoke run (small slices, 2 folds, a small biLM): a few minutes; "
+                        "its numbers are not evidence")
+    parser.add_argument("--folds", type=int, help="folds of every cross-validated dataset "
+                        "(default: AG News 5, CR and MPQA 10; quick: 2)")
     parser.add_argument("--datasets", nargs="+", choices=DATASETS, metavar="NAME",
                         help=f"datasets to run (default: all of {', '.join(DATASETS)})")
     parser.add_argument("--methods", nargs="+", metavar="NAME", choices=[*METHODS, *ALIASES],
                         help=f"methods to run (default: all of {', '.join(METHODS)}; "
-                        "'elmo' selects the three mixes)")
+                        f"{', '.join(ALIASES)} select groups)")
     parser.add_argument("--bilm-epochs", type=int, help="most biLM pretraining epochs "
-                        "(default: 3, quick: 2)")
-    parser.add_argument("--no-glove-init", action="store_true",
-                        help="pretrain the biLM without the GloVe initialisation")
+                        "(default: BiLM's default; quick: 2)")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
     parser.add_argument("--data-home", help="dataset folder (default: $ELMOFEAT_DATA or "
                         "~/elmofeat_data); GloVe is read from <data-home>/glove/")
@@ -45,8 +44,6 @@ def settings_from(args):
         changes["methods"] = tuple(args.methods)
     if args.bilm_epochs is not None:
         changes["bilm_epochs"] = args.bilm_epochs
-    if args.no_glove_init:
-        changes["glove_init"] = False
     base = ComparisonSettings.quick_run() if args.quick else ComparisonSettings()
     return replace(base, **changes)
 

@@ -1,4 +1,5 @@
-"""PNG figures of a comparison: confusion matrices, layer weights, biLM perplexity."""
+"""PNG figures of a benchmark run: accuracy by method and task, confusion matrices,
+layer weights, biLM perplexity."""
 
 from __future__ import annotations
 
@@ -24,25 +25,66 @@ def _confusion(dataset, summary, methods, path):
     names = dataset["class_names"]
     columns = min(len(methods), 4)
     rows = -(-len(methods) // columns)
-    size = 1.0 + 0.45 * len(names)
-    figure, axes = plt.subplots(rows, columns, figsize=(size * columns, size * rows + 0.4),
+    size = 1.4 + 0.5 * len(names)
+    figure, axes = plt.subplots(rows, columns, figsize=(size * columns, size * rows + 0.6),
                                 squeeze=False)
     for ax in axes.flat[len(methods):]:
         ax.axis("off")
-    for ax, method in zip(axes.flat, methods):
+    for index, (ax, method) in enumerate(zip(axes.flat, methods)):
         counts = np.asarray(summary[method]["confusion_matrix"], dtype=float)
         shares = counts / np.maximum(counts.sum(axis=1, keepdims=True), 1)
         ax.imshow(shares, cmap="Blues", vmin=0, vmax=1)
-        for i in range(len(names)):
-            for j in range(len(names)):
-                ax.text(j, i, f"{shares[i, j]:.2f}", ha="center", va="center", fontsize=6,
-                        color="white" if shares[i, j] > 0.6 else "black")
-        ax.set_xticks(range(len(names)), names, rotation=60, ha="right", fontsize=7)
-        ax.set_yticks(range(len(names)), names, fontsize=7)
-        ax.set_title(METHODS[method].label, fontsize=8)
-        ax.set_xlabel("predicted", fontsize=7)
-        ax.set_ylabel("true", fontsize=7)
-    figure.suptitle(f"{dataset['title']}: confusion matrices (row-normalised, summed over splits)",
+        if len(names) <= 8:
+            for i in range(len(names)):
+                for j in range(len(names)):
+                    ax.text(j, i, f"{shares[i, j]:.2f}", ha="center", va="center", fontsize=7,
+                            color="white" if shares[i, j] > 0.6 else "black")
+        row, column = divmod(index, columns)
+        ax.set_xticks(range(len(names)), names if row == rows - 1 or index + columns >= len(methods)
+                      else [""] * len(names), rotation=60, ha="right", fontsize=7)
+        ax.set_yticks(range(len(names)), [f"{n} ({int(c)})" for n, c in zip(names, counts.sum(1))]
+                      if column == 0 else [""] * len(names), fontsize=7)
+        accuracy = summary[method]["accuracy"]["mean"]
+        ax.set_title(f"{METHODS[method].label}\naccuracy {accuracy:.3f}", fontsize=8)
+    figure.supxlabel("predicted class", fontsize=8)
+    figure.supylabel("true class (documents)", fontsize=8)
+    figure.suptitle(f"{dataset['title']}: confusion matrices (row shares, summed over splits)",
+                    fontsize=9)
+    figure.tight_layout()
+    _save(figure, path)
+
+
+_FAMILY_COLORS = {"anchor": "tab:gray", "svd": "tab:blue", "skipgram": "tab:cyan",
+                  "elmo": "tab:orange", "elmo-glove": "tab:red", "hybrid": "tab:green"}
+
+
+def _suite(results, summary, path):
+    """One panel per task: each method's mean accuracy with its std over splits."""
+    import matplotlib.pyplot as plt
+
+    keys = list(results["datasets"])
+    methods = results["settings"]["methods"]
+    figure, axes = plt.subplots(1, len(keys), figsize=(3.0 * len(keys) + 2.2, 0.32 * len(methods) + 1.4),
+                                sharey=True, squeeze=False)
+    positions = np.arange(len(methods))[::-1]
+    for ax, key in zip(axes[0], keys):
+        means = np.array([summary[key][m]["accuracy"]["mean"] for m in methods])
+        stds = np.array([summary[key][m]["accuracy"]["std"] for m in methods])
+        colors = [_FAMILY_COLORS.get(METHODS[m].family, "black") for m in methods]
+        ax.barh(positions, means - means.min() + 0.02, left=means.min() - 0.02, color=colors,
+                alpha=0.35, height=0.7)
+        ax.errorbar(means, positions, xerr=stds, fmt="o", color="black", markersize=3,
+                    capsize=2, linewidth=0.8)
+        tfidf = [summary[key][m]["accuracy"]["mean"] for m in ("tfidf", "tfidf-c10") if m in methods]
+        if tfidf:
+            ax.axvline(max(tfidf), color="tab:gray", linestyle=":", linewidth=1)
+        n = len(results["datasets"][key]["splits"])
+        ax.set_title(f"{results['datasets'][key]['title']} ({n} split{'s' * (n > 1)})", fontsize=9)
+        ax.set_xlabel("accuracy", fontsize=8)
+        ax.tick_params(labelsize=7)
+        ax.grid(axis="x", alpha=0.3)
+    axes[0][0].set_yticks(positions, [METHODS[m].label for m in methods], fontsize=8)
+    figure.suptitle("Accuracy by method and task (mean ± std over splits; dotted: best TF-IDF)",
                     fontsize=9)
     figure.tight_layout()
     _save(figure, path)
@@ -51,16 +93,22 @@ def _confusion(dataset, summary, methods, path):
 def _layer_weights(dataset, path):
     import matplotlib.pyplot as plt
 
-    splits = [s for s in dataset["splits"] if "elmo-trainable" in s["methods"]]
-    weights = np.asarray([s["methods"]["elmo-trainable"]["layer_weights"] for s in splits])
-    layers = ["token layer", *[f"LSTM {i}" for i in range(1, weights.shape[1])]]
-    figure, ax = plt.subplots(figsize=(4.5, 3))
-    ax.bar(layers, weights.mean(axis=0), yerr=weights.std(axis=0) if len(weights) > 1 else None,
-           color="tab:blue", capsize=4)
-    ax.axhline(1 / weights.shape[1], color="grey", linestyle=":", label="uniform")
-    ax.set_ylabel("softmax weight s_j")
-    ax.set_title(f"{dataset['title']}: trainable mix (mean over {len(weights)} split(s))",
-                 fontsize=9)
+    mixes = [m for m in ("elmo-trainable", "elmo-glove-trainable")
+             if any(m in s["methods"] for s in dataset["splits"])]
+    figure, ax = plt.subplots(figsize=(4.8, 3))
+    width = 0.8 / len(mixes)
+    for i, mix in enumerate(mixes):
+        weights = np.asarray([s["methods"][mix]["layer_weights"] for s in dataset["splits"]
+                              if mix in s["methods"]])
+        x = np.arange(weights.shape[1]) + (i - (len(mixes) - 1) / 2) * width
+        ax.bar(x, weights.mean(axis=0), width, yerr=weights.std(axis=0) if len(weights) > 1 else None,
+               capsize=3, label=METHODS[mix].label.replace(", trainable mix", ""),
+               color="tab:orange" if mix == "elmo-trainable" else "tab:red")
+    n_layers = weights.shape[1]
+    ax.set_xticks(range(n_layers), ["token layer", *[f"LSTM {i}" for i in range(1, n_layers)]])
+    ax.axhline(1 / n_layers, color="grey", linestyle=":", label="uniform")
+    ax.set_ylabel("layer weight softmax(s)_j")
+    ax.set_title(f"{dataset['title']}: trainable mix weights (mean over splits)", fontsize=9)
     ax.legend(fontsize=7)
     figure.tight_layout()
     _save(figure, path)
@@ -68,43 +116,53 @@ def _layer_weights(dataset, path):
 
 def _perplexity(dataset, path):
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import LogLocator, ScalarFormatter
 
-    figure, ax = plt.subplots(figsize=(5, 3.2))
-    for i, split in enumerate(dataset["splits"]):
-        history = split["bilm"]["history"]
-        epochs = np.arange(1, len(history) + 1)
-        color = f"C{i % 10}"
-        ax.plot(epochs, [h["train_perplexity"] for h in history], color=color, linestyle="--",
-                alpha=0.7)
-        validation = [h["validation_perplexity"] for h in history]
-        if all(v is not None for v in validation):
-            ax.plot(epochs, validation, color=color, marker="o", label=split["name"])
+    figure, ax = plt.subplots(figsize=(5.4, 3.3))
+    styles = {"default": "-", "glove": "--"}
+    for which, linestyle in styles.items():
+        for i, split in enumerate(dataset["splits"]):
+            if which not in split.get("bilms", {}):
+                continue
+            history = split["bilms"][which]["history"]
+            validation = [h["validation_perplexity"] for h in history]
+            if all(v is not None for v in validation):
+                ax.plot(np.arange(1, len(history) + 1), validation, color=f"C{i % 10}",
+                        linestyle=linestyle, marker="o", markersize=3,
+                        label=f"{split['name']} ({'GloVe start' if which == 'glove' else 'defaults'})"
+                        if i < 3 else None)
     ax.set_yscale("log")
+    ax.yaxis.set_major_locator(LogLocator(subs=(1, 2, 5)))
+    ax.yaxis.set_major_formatter(ScalarFormatter())
+    ax.yaxis.set_minor_formatter(ScalarFormatter())
     ax.set_xlabel("epoch")
-    ax.set_ylabel("perplexity (dashed: train, solid: validation)")
-    ax.set_title(f"{dataset['title']}: biLM pretraining", fontsize=9)
+    ax.set_ylabel("validation perplexity")
+    ax.set_title(f"{dataset['title']}: biLM pretraining (solid: defaults, dashed: GloVe start)",
+                 fontsize=8)
     ax.xaxis.get_major_locator().set_params(integer=True)
-    ax.legend(fontsize=6)
+    ax.legend(fontsize=6, loc="upper right")
     figure.tight_layout()
     _save(figure, path)
 
 
 def draw_figures(results: dict, summary: dict, output: Path) -> dict:
-    """Draw every figure the results allow; return ``{(dataset, kind): file name}``."""
+    """Draw every figure the results allow; return ``{name or (dataset, kind): file name}``."""
     import matplotlib
 
     matplotlib.use("Agg", force=False)  # files only, never a window
     methods = results["settings"]["methods"]
     drawn = {}
+    _suite(results, summary, output / "suite_accuracy.png")
+    drawn["suite"] = "suite_accuracy.png"
     for key, dataset in results["datasets"].items():
         name = f"{key}_confusion.png"
         _confusion(dataset, summary[key], methods, output / name)
         drawn[(key, "confusion")] = name
-        if "elmo-trainable" in methods:
+        if any(m.endswith("trainable") for m in methods):
             name = f"{key}_layer_weights.png"
             _layer_weights(dataset, output / name)
             drawn[(key, "layer_weights")] = name
-        if "bilm" in dataset["splits"][0]:
+        if dataset["splits"][0].get("bilms"):
             name = f"{key}_perplexity.png"
             _perplexity(dataset, output / name)
             drawn[(key, "perplexity")] = name

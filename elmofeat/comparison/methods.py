@@ -1,9 +1,10 @@
-"""The feature extractors compared, each followed by the same LogisticRegression.
+"""The feature extractors compared, each followed by a LogisticRegression.
 
 Every method is a factory ``(context) -> vectorizer``; :func:`make_model` puts the
-vectorizer in front of the shared classifier. The ELMo methods share one biLM
-pretrained on the split's training documents (``context.bilm``), passed fitted, so the
-three mixes never pretrain again.
+vectorizer in front of the classifier. Every estimator runs with its library defaults.
+The ELMo methods of a split share one biLM pretrained on the split's training
+documents (``context.bilm``, or ``context.glove_bilm`` whose word embedding starts
+from GloVe), passed fitted, so the three mixes never pretrain again.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from sklearn.pipeline import make_pipeline
 
 from .._word_vectors import WordVectorVectorizer
 from ..elmo import ElmoVectorizer
+from ..hybrid import make_hybrid
 from ..skipgram import SkipGramVectorizer
 from ..svd import SVDVectorizer
 
@@ -52,44 +54,60 @@ class Context:
 
     seed: int
     settings: Any  # ComparisonSettings
-    bilm: Any = None  # fitted BiLM, for the ELMo methods
+    bilm: Any = None  # fitted BiLM with the library's defaults
+    glove_bilm: Any = None  # fitted BiLM whose word embedding starts from GloVe
     glove: Any = None  # KeyedVectors, for the GloVe anchor
 
 
 @dataclass(frozen=True)
 class Method:
     label: str
-    family: str  # "svd", "skipgram", "elmo", "anchor": how the report groups rows
+    family: str  # "anchor", "svd", "skipgram", "elmo", "elmo-glove", "hybrid"
     make: Callable[[Context], Any]
-    needs_bilm: bool = False
+    bilm: str | None = None  # which pretrained biLM of the split it uses
     needs_glove: bool = False
+    C: float = 1.0  # of the LogisticRegression that follows
 
 
-def _elmo(mix):
+def _elmo(mix, which="default"):
     def make(context):
-        return ElmoVectorizer(
-            context.bilm, layer_mix=mix, cv=context.settings.mix_cv,
-            mix_epochs=context.settings.mix_epochs, cache_dir=None, random_state=context.seed,
-        )
+        bilm = context.bilm if which == "default" else context.glove_bilm
+        return ElmoVectorizer(bilm, layer_mix=mix, cache_dir=None, random_state=context.seed,
+                              **context.settings.mix_params())
     return make
 
 
+def _hybrid(context):
+    return make_hybrid(ElmoVectorizer(context.bilm, layer_mix="frozen", cache_dir=None,
+                                      random_state=context.seed))
+
+
 METHODS = {
-    "svd": Method("SVD (PPMI, 300d)", "svd",
-                  lambda c: SVDVectorizer(random_state=c.seed)),
-    "skipgram": Method(
-        "skip-gram (SGNS, 300d)", "skipgram",
-        lambda c: SkipGramVectorizer(epochs=c.settings.skipgram_epochs, min_count=2,
-                                     random_state=c.seed)),
-    "elmo-trainable": Method("ELMo, trainable mix", "elmo", _elmo("trainable"), needs_bilm=True),
-    "elmo-frozen": Method("ELMo, frozen mix", "elmo", _elmo("frozen"), needs_bilm=True),
-    "elmo-mlp": Method("ELMo, MLP mix", "elmo", _elmo("mlp"), needs_bilm=True),
-    "tfidf": Method("TF-IDF (anchor)", "anchor", lambda c: TfidfVectorizer(sublinear_tf=True)),
-    "glove": Method("GloVe 6B 50d mean (anchor)", "anchor",
+    "tfidf": Method("TF-IDF + LR", "anchor", lambda c: TfidfVectorizer(sublinear_tf=True)),
+    "tfidf-c10": Method("TF-IDF + LR (C=10)", "anchor",
+                        lambda c: TfidfVectorizer(sublinear_tf=True), C=10.0),
+    "glove": Method("GloVe 6B 50d mean", "anchor",
                     lambda c: PretrainedVectorsVectorizer(c.glove), needs_glove=True),
+    "svd": Method("SVDVectorizer", "svd", lambda c: SVDVectorizer(random_state=c.seed)),
+    "skipgram": Method("SkipGramVectorizer", "skipgram",
+                       lambda c: SkipGramVectorizer(random_state=c.seed)),
+    "elmo-trainable": Method("ELMo, trainable mix", "elmo", _elmo("trainable"), bilm="default"),
+    "elmo-frozen": Method("ELMo, frozen mix", "elmo", _elmo("frozen"), bilm="default"),
+    "elmo-mlp": Method("ELMo, MLP mix", "elmo", _elmo("mlp"), bilm="default"),
+    "elmo-glove-trainable": Method("ELMo + GloVe, trainable mix", "elmo-glove",
+                                   _elmo("trainable", "glove"), bilm="glove", needs_glove=True),
+    "elmo-glove-frozen": Method("ELMo + GloVe, frozen mix", "elmo-glove",
+                                _elmo("frozen", "glove"), bilm="glove", needs_glove=True),
+    "elmo-glove-mlp": Method("ELMo + GloVe, MLP mix", "elmo-glove", _elmo("mlp", "glove"),
+                             bilm="glove", needs_glove=True),
+    "hybrid": Method("TF-IDF + ELMo (make_hybrid)", "hybrid", _hybrid, bilm="default", C=10.0),
 }
-# "elmo" on the command line selects the three mixes.
-ALIASES = {"elmo": ("elmo-trainable", "elmo-frozen", "elmo-mlp")}
+# Names that select several methods on the command line.
+ALIASES = {
+    "elmo": ("elmo-trainable", "elmo-frozen", "elmo-mlp"),
+    "elmo-glove": ("elmo-glove-trainable", "elmo-glove-frozen", "elmo-glove-mlp"),
+    "anchors": ("tfidf", "tfidf-c10", "glove"),
+}
 
 
 def resolve_methods(names) -> tuple[str, ...]:
@@ -107,5 +125,6 @@ def resolve_methods(names) -> tuple[str, ...]:
 
 
 def make_model(method: Method, context: Context):
-    """``vectorizer -> LogisticRegression``, the same classifier for every method."""
-    return make_pipeline(method.make(context), LogisticRegression(max_iter=3000))
+    """``features -> LogisticRegression``: the same classifier for every method (C=1
+    unless the method says otherwise, as the strong TF-IDF anchor does)."""
+    return make_pipeline(method.make(context), LogisticRegression(max_iter=3000, C=method.C))

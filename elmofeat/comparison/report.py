@@ -8,7 +8,9 @@ from pathlib import Path
 import numpy as np
 
 from .._files import atomic_path
+from .data import KINDS
 from .methods import METHODS
+from .targets import check_targets
 
 # Test accuracy of the reference experiment (AG News, 120k training sentences).
 REFERENCE = {"svd": (0.83, 0.86), "skipgram": (0.85, 0.89), "elmo": (0.87, 0.905)}
@@ -49,7 +51,7 @@ def _ordering(summary_of_dataset, methods) -> str:
 def _reference_lines(summary_of_dataset, methods) -> list[str]:
     lines = []
     families = {"svd": ["svd"], "skipgram": ["skipgram"],
-                "elmo": [m for m in methods if METHODS[m].family == "elmo"]}
+                "elmo": [m for m in methods if METHODS[m].family in ("elmo", "elmo-glove")]}
     for family, (low, high) in REFERENCE.items():
         for method in families[family]:
             if method not in methods:
@@ -58,12 +60,16 @@ def _reference_lines(summary_of_dataset, methods) -> list[str]:
             where = "inside" if low <= accuracy <= high else ("below" if accuracy < low else "above")
             lines.append(f"- {METHODS[method].label}: {accuracy:.2%}, {where} the reference's "
                          f"{low:.1%}–{high:.1%}")
-    mixes = [m for m in REFERENCE_MIX_ORDER if m in methods]
-    if len(mixes) > 1:
-        ours = sorted(mixes, key=lambda m: -summary_of_dataset[m]["accuracy"]["mean"])
-        same = "the same as" if ours == list(mixes) else "different from"
-        lines.append(f"- Order of the mixes: {' > '.join(m.split('-')[1] for m in ours)}, {same} "
-                     f"the reference's {' > '.join(m.split('-')[1] for m in mixes)}")
+    for prefix in ("elmo-", "elmo-glove-"):
+        order = [prefix + m.split("-")[-1] for m in REFERENCE_MIX_ORDER]
+        mixes = [m for m in order if m in methods]
+        if len(mixes) > 1:
+            ours = sorted(mixes, key=lambda m: -summary_of_dataset[m]["accuracy"]["mean"])
+            same = "the same as" if ours == mixes else "different from"
+            name = METHODS[mixes[0]].label.split(",")[0]
+            lines.append(f"- Order of the mixes ({name}): "
+                         f"{' > '.join(m.split('-')[-1] for m in ours)}, {same} the reference's "
+                         f"{' > '.join(m.split('-')[-1] for m in mixes)}")
     return lines
 
 
@@ -78,10 +84,57 @@ def _pm(stat, n_splits) -> str:
     return f"{stat['mean']:.4f} ± {stat['std']:.4f}" if n_splits > 1 else f"{stat['mean']:.4f}"
 
 
+def _suite_tables(results: dict, summary: dict) -> list[str]:
+    keys = list(results["datasets"])
+    titles = [results["datasets"][k]["title"] for k in keys]
+    methods = results["settings"]["methods"]
+    accuracy, seconds = [], []
+    for m in methods:
+        accuracy.append([METHODS[m].label, *[
+            _pm(summary[k][m]["accuracy"], len(results["datasets"][k]["splits"])) for k in keys]])
+        seconds.append([METHODS[m].label, *[f"{summary[k][m]['seconds']['mean']:.1f}"
+                                            for k in keys]])
+    bilm_rows = []
+    for which, label in (("default", "biLM pretraining (defaults)"),
+                         ("glove", "biLM pretraining (GloVe start)")):
+        if all(which in s.get("bilms", {}) for k in keys for s in results["datasets"][k]["splits"]):
+            bilm_rows.append([label, *[
+                f"{np.mean([s['bilms'][which]['seconds'] for s in results['datasets'][k]['splits']]):.1f}"
+                for k in keys]])
+    splits = ", ".join(f"{t}: {len(results['datasets'][k]['splits'])}" for k, t in zip(keys, titles))
+    out = [markdown_table(["method", *titles], accuracy), "",
+           f"Accuracy, mean ± std over splits ({splits}).", "",
+           "Wall time per split (seconds, 2 CPU cores): fit on the training part and predict "
+           "the test part; the biLMs of a split are pretrained once and shared by its ELMo "
+           "rows (their pretraining is the last rows).", "",
+           markdown_table(["method", *titles], seconds + bilm_rows)]
+    return out
+
+
+def _targets_section(results: dict, summary: dict) -> list[str]:
+    titles = {k: d["title"] for k, d in results["datasets"].items()}
+    checks = check_targets(summary, titles)
+    if not checks:
+        return []
+    met = sum(c.met for c in checks)
+    out = ["", "### Targets", "",
+           f"{met} of {len(checks)} checks met. TF-IDF is the better of its two rows "
+           "(C=1, C=10) on each task.", ""]
+    for target in dict.fromkeys(c.target for c in checks):
+        out.append(f"- **{target}**:")
+        for c in (c for c in checks if c.target == target):
+            out.append(f"  - {c.task}: {'✅' if c.met else '❌'} {c.detail}")
+    return out
+
+
 def render_markdown(results: dict, summary: dict, figures: dict) -> str:
     settings = results["settings"]
     methods = settings["methods"]
     out = ["# elmofeat benchmark report", ""]
+    if settings["quick"]:
+        out += ["> **Quick smoke run.** Small slices of the data, 2 folds, a 64-wide biLM "
+                "for 2 epochs: these numbers show that everything runs, not how the methods "
+                "compare. Run `elmofeat benchmark` without `--quick` for evidence.", ""]
     out.append(f"Command: `{results.get('command', 'elmofeat benchmark')}`  ")
     env = results["environment"]
     out.append(f"Started {results['started']}; wall time {results['wall_seconds'] / 60:.1f} min "
@@ -89,62 +142,84 @@ def render_markdown(results: dict, summary: dict, figures: dict) -> str:
                f"elmofeat {env['elmofeat']}, torch {env['torch']}, scikit-learn "
                f"{env['scikit-learn']}, gensim {env['gensim']}.")
     out.append("")
-    glove = " initialised from GloVe 6B 50d" if settings["glove_init"] else ""
     out.append(
-        f"Every method feeds the same `LogisticRegression(max_iter=3000)`. ELMo: one biLM per "
-        f"training split (word token layer{glove}, embedding = hidden = {settings['bilm_dim']}, "
-        f"2 LSTM layers per direction, at most {settings['bilm_epochs']} epochs), shared by the "
-        f"three mixes; supervised mixes trained for {settings['mix_epochs']} epochs and "
-        f"cross-fitted with {settings['mix_cv']} folds; mean pooling. Skip-gram: "
-        f"{settings['skipgram_epochs']} epochs, min_count=2. Seed {settings['seed']}"
-        + (" (**quick run**: reduced data and model)." if settings["quick"] else "."))
+        "Every estimator runs with its library defaults and feeds `LogisticRegression("
+        "max_iter=3000)` (C=1; the second TF-IDF row and the hybrid use C=10). ELMo: per "
+        "training split one `BiLM()` (word embedding started from the split's own SVD "
+        "vectors) and, for the \"+ GloVe\" rows, one `BiLM(pretrained_vectors=<GloVe 6B "
+        "50d>)`, each shared by its three mixes. The hybrid is `make_hybrid()` (TF-IDF "
+        f"and ELMo features side by side). Seed {settings['seed']}."
+        + (f" Overrides for this run: {_overrides(settings)}." if _overrides(settings) else ""))
+    if len(results["datasets"]) > 1 or any(len(d["splits"]) > 1 for d in results["datasets"].values()):
+        out += ["", "## The suite", ""]
+        out += [f"- **{d['title']}** ({KINDS[k]}): {d['protocol']}."
+                for k, d in results["datasets"].items()]
+        out += [""] + _suite_tables(results, summary)
+        if "suite" in figures:
+            out += ["", f"![Accuracy by method and task]({figures['suite']})"]
+        out += _targets_section(results, summary)
     for key, dataset in results["datasets"].items():
-        stats = summary[key]
-        n_splits = len(dataset["splits"])
-        out += ["", f"## {dataset['title']}", "", dataset["protocol"] + ".", ""]
-        rows = [[METHODS[m].label, _pm(stats[m]["accuracy"], n_splits),
-                 _pm(stats[m]["macro_precision"], n_splits), _pm(stats[m]["macro_recall"], n_splits),
-                 _pm(stats[m]["macro_f1"], n_splits), f"{stats[m]['seconds']['mean']:.0f}"]
-                for m in methods]
-        unit = "mean ± std over splits" if n_splits > 1 else "one split"
-        out.append(markdown_table(["method", f"accuracy ({unit})", "macro precision", "macro recall",
-                           "macro F1", "seconds per split"], rows))
-        if "bilm" in dataset["splits"][0]:
-            bilms = [s["bilm"] for s in dataset["splits"]]
+        out += _dataset_section(key, dataset, summary[key], methods, figures)
+    return "\n".join(out) + "\n"
+
+
+def _overrides(settings) -> str:
+    names = ("folds", "ag_news_documents", "r8_train_documents", "r8_test_documents",
+             "cr_documents", "mpqa_documents", "bilm_dim", "bilm_epochs", "mix_epochs", "mix_cv")
+    return ", ".join(f"{n}={settings[n]}" for n in names if settings.get(n) is not None)
+
+
+def _dataset_section(key, dataset, stats, methods, figures) -> list[str]:
+    n_splits = len(dataset["splits"])
+    out = ["", f"## {dataset['title']}", "", dataset["protocol"] + ".", ""]
+    rows = [[METHODS[m].label, _pm(stats[m]["accuracy"], n_splits),
+             _pm(stats[m]["macro_precision"], n_splits), _pm(stats[m]["macro_recall"], n_splits),
+             _pm(stats[m]["macro_f1"], n_splits), f"{stats[m]['seconds']['mean']:.0f}"]
+            for m in methods]
+    unit = "mean ± std over splits" if n_splits > 1 else "one split"
+    out.append(markdown_table(["method", f"accuracy ({unit})", "macro precision", "macro recall",
+                               "macro F1", "seconds per split"], rows))
+    for which, label in (("default", "defaults"), ("glove", "GloVe start")):
+        bilms = [s["bilms"][which] for s in dataset["splits"] if which in s.get("bilms", {})]
+        if bilms:
             perplexities = [b["history"][-1]["validation_perplexity"] for b in bilms]
-            out += ["", f"biLM pretraining: {np.mean([b['seconds'] for b in bilms]):.0f} s and "
-                    f"{np.mean([b['epochs'] for b in bilms]):.1f} epochs per split; final validation "
-                    f"perplexity {np.mean(perplexities):.1f} (mean over splits)."]
-        out += ["", "**Ordering of the methods** (mean accuracy): " + _ordering(stats, methods)]
-        mixes = [m for m in methods if METHODS[m].family == "elmo"]
+            out += ["", f"biLM ({label}) pretraining: {np.mean([b['seconds'] for b in bilms]):.0f} s "
+                    f"and {np.mean([b['epochs'] for b in bilms]):.1f} epochs per split; final "
+                    f"validation perplexity {np.mean(perplexities):.1f} (mean over splits)."]
+    out += ["", "**Ordering of the methods** (mean accuracy): " + _ordering(stats, methods)]
+    for family in ("elmo", "elmo-glove"):
+        mixes = [m for m in methods if METHODS[m].family == family]
         if len(mixes) > 1:
-            out += ["", "**Ordering of the mixes**: " + _ordering(stats, mixes)]
-        weights = [s["methods"]["elmo-trainable"]["layer_weights"] for s in dataset["splits"]
-                   if "elmo-trainable" in s["methods"]]
+            out += ["", f"**Ordering of the mixes** ({METHODS[mixes[0]].label.split(',')[0]}): "
+                    + _ordering(stats, mixes)]
+        trainable = [m for m in mixes if m.endswith("trainable")]
+        weights = [s["methods"][m]["layer_weights"] for s in dataset["splits"] for m in trainable]
         if weights:
             mean = np.mean(weights, axis=0)
-            out += ["", "Learned layer weights of the trainable mix (token layer, LSTM 1, LSTM 2; "
-                    "mean over splits): " + ", ".join(f"{w:.3f}" for w in mean)]
-        if key == "ag_news":
+            out += ["", f"Learned layer weights softmax(s)_j of the {METHODS[trainable[0]].label} "
+                    "(token layer, LSTM 1, LSTM 2; mean over splits): "
+                    + ", ".join(f"{w:.3f}" for w in mean)]
+    if key == "ag_news":
+        lines = _reference_lines(stats, methods)
+        if lines:
             out += ["", "**Against the reference** (AG News test accuracy with 120k training "
                     f"sentences; here {dataset['splits'][0]['train_size']:,} training documents "
-                    "per split):", ""]
-            out += _reference_lines(stats, methods)
-        out += ["", "Per-class precision / recall / F1 (mean over splits):", ""]
-        header = ["class", *[METHODS[m].label for m in methods]]
-        rows = []
-        for c, name in enumerate(dataset["class_names"]):
-            rows.append([name, *[
-                "{:.2f} / {:.2f} / {:.2f}".format(*(stats[m]["per_class"][s][c]
-                                                    for s in ("precision", "recall", "f1")))
-                for m in methods]])
-        out.append(markdown_table(header, rows))
-        for caption, name in (("Confusion matrices (summed over splits)", "confusion"),
-                              ("Learned layer weights of the trainable mix", "layer_weights"),
-                              ("biLM perplexity per epoch", "perplexity")):
-            if (key, name) in figures:
-                out += ["", f"![{caption}, {dataset['title']}]({figures[(key, name)]})"]
-    return "\n".join(out) + "\n"
+                    "per split):", ""] + lines
+    out += ["", "Per-class precision / recall / F1 (mean over splits):", ""]
+    header = ["class", *[METHODS[m].label for m in methods]]
+    rows = []
+    for c, name in enumerate(dataset["class_names"]):
+        rows.append([name, *[
+            "{:.2f} / {:.2f} / {:.2f}".format(*(stats[m]["per_class"][s][c]
+                                                for s in ("precision", "recall", "f1")))
+            for m in methods]])
+    out.append(markdown_table(header, rows))
+    for caption, name in (("Confusion matrices (summed over splits)", "confusion"),
+                          ("Learned layer weights of the trainable mixes", "layer_weights"),
+                          ("biLM perplexity per epoch", "perplexity")):
+        if (key, name) in figures:
+            out += ["", f"![{caption}, {dataset['title']}]({figures[(key, name)]})"]
+    return out
 
 
 def write_report(results: dict, output, figures=True) -> dict:
@@ -173,7 +248,8 @@ def write_report(results: dict, output, figures=True) -> dict:
         from .figures import draw_figures
 
         drawn = draw_figures(results, summary, output)
-        paths.update({f"{k}_{n}": output / f for (k, n), f in drawn.items()})
+        paths.update({(key if isinstance(key, str) else "_".join(key)): output / name
+                      for key, name in drawn.items()})
     paths["results.json"] = output / "results.json"
     _write_text(paths["results.json"],
                       json.dumps({**results, "summary": summary}, indent=1))

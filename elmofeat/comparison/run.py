@@ -1,5 +1,6 @@
-"""Run the comparison: for every dataset and split, pretrain one biLM on the training
-documents, then fit and score every method; collect every number in one dict.
+"""Run the suite: for every dataset and split, pretrain the biLMs the methods need on
+the training documents, then fit and score every method; collect every number in one
+dict.
 
 Progress is shown as a bar whose unit is the *estimated* cost of the work (seconds on
 a reference 2-core machine, from the token counts); its rate corrects the estimate on
@@ -25,18 +26,20 @@ from ..bilm import BiLM
 from .data import load_dataset
 from .methods import METHODS, Context, make_model
 
-# Seconds per token (whitespace words) on the reference machine, measured with the
-# default settings (benchmarks/results/elmo_quality.json): biLM pretraining per epoch
-# at width 256, computing the layer representations, and each method's fit + predict.
+# Seconds per token (whitespace words) on the reference 2-core machine, measured with
+# the default settings (the suite's results.json): biLM pretraining per epoch at width
+# 256, computing the layer representations, and each method's fit + predict.
 _COST_PER_TOKEN = {
     "bilm_epoch": 95e-6,
     "representations": 75e-6,
     "svd": 8e-6,
-    "skipgram_epoch": 4.5e-6,
+    "skipgram": 25e-6,
     "elmo-trainable": 60e-6,
     "elmo-frozen": 25e-6,
     "elmo-mlp": 260e-6,
+    "hybrid": 30e-6,
     "tfidf": 2e-6,
+    "tfidf-c10": 3e-6,
     "glove": 2e-6,
 }
 _GLOVE_FILE = ("glove", "glove.6B.50d.txt.gz")
@@ -48,24 +51,29 @@ def _n_tokens(texts) -> int:
 
 
 def _estimate(task: str, split, settings) -> float:
-    """Estimated seconds of one task on the reference machine (the first ELMo method of
-    a split also pays for running the biLM over its documents)."""
+    """Estimated seconds of one task on the reference machine (the first method that
+    uses a biLM also pays for running it over the split's documents)."""
+    from ..bilm import BiLM
+
     train, test = _n_tokens(split.X_train), _n_tokens(split.X_test)
-    width = (settings.bilm_dim / 256) ** 2
+    params = {**BiLM().get_params(), **settings.bilm_params()}
+    width = (params["embedding_dim"] / 256) ** 2
     cost = _COST_PER_TOKEN
-    if task == "bilm":
-        return cost["bilm_epoch"] * width * train * settings.bilm_epochs + 10
+    if task.startswith("bilm"):
+        return cost["bilm_epoch"] * width * train * params["max_epochs"] + 10
     if task == "skipgram":
-        return cost["skipgram_epoch"] * train * settings.skipgram_epochs + 1
-    if task.startswith("elmo"):
-        seconds = cost[task] * (train + test) + 2
-        if task != "elmo-frozen":
-            seconds *= width * settings.mix_epochs / 5
-        first = next(m for m in settings.methods if m.startswith("elmo"))
-        if task == first:
-            seconds += cost["representations"] * width * (train + test)
-        return seconds
-    return cost[task] * (train + test) + 0.5
+        return cost["skipgram"] * train + 1
+    method = METHODS[task]
+    if method.bilm is None:
+        return cost[task] * (train + test) + 0.5
+    base = task.replace("-glove", "")
+    seconds = cost[base] * (train + test) + 2
+    if base in ("elmo-trainable", "elmo-mlp"):
+        seconds *= width * settings.mix_params().get("mix_epochs", 10) / 5
+    first = next(m for m in settings.methods if METHODS[m].bilm == method.bilm)
+    if task == first:
+        seconds += cost["representations"] * width * (train + test)
+    return seconds
 
 
 def _scores(y_true, y_pred, n_classes) -> dict:
@@ -127,10 +135,12 @@ def _load_glove(home, datasets):
     return load_word_vectors(path, words)
 
 
-def _bilm(settings, glove, seed) -> BiLM:
-    return BiLM(embedding_dim=settings.bilm_dim, hidden_dim=settings.bilm_dim,
-                max_epochs=settings.bilm_epochs,
-                pretrained_vectors=glove if settings.glove_init else None, random_state=seed)
+def _pretrain(which: str, settings, glove, seed, documents) -> BiLM:
+    """The split's ``"default"`` biLM (library defaults) or its ``"glove"`` one."""
+    params = {**settings.bilm_params(), "random_state": seed}
+    if which == "glove":
+        params["pretrained_vectors"] = glove
+    return BiLM(**params).fit(documents)
 
 
 def run_comparison(settings, data_home=None, progress=True, log=print) -> dict:
@@ -152,8 +162,8 @@ def run_comparison(settings, data_home=None, progress=True, log=print) -> dict:
     results : dict
         ``settings``, ``environment`` (versions, platform), ``started``,
         ``estimated_seconds``, ``wall_seconds`` and, per dataset, its ``protocol``,
-        ``class_names`` and ``splits``: for each split the sizes, the seed, the biLM's
-        pretraining ``history``, and per method ``accuracy``, ``macro_precision``,
+        ``class_names`` and ``splits``: for each split the sizes, the seed, per biLM
+        (``bilms["default"]``, ``bilms["glove"]``) its pretraining ``history``, and per method ``accuracy``, ``macro_precision``,
         ``macro_recall``, ``macro_f1``, ``per_class`` scores, ``confusion_matrix``,
         ``seconds`` (and ``layer_weights`` for the linear mixes).
 
@@ -178,8 +188,8 @@ def run_comparison(settings, data_home=None, progress=True, log=print) -> dict:
     tasks = []  # (dataset, split index, task, estimated seconds)
     for dataset in datasets:
         for index, split in enumerate(dataset.splits):
-            if settings.uses_bilm:
-                tasks.append((dataset.key, index, "bilm", _estimate("bilm", split, settings)))
+            for which in settings.bilms():
+                tasks.append((dataset.key, index, f"bilm-{which}", _estimate("bilm", split, settings)))
             for method in settings.methods:
                 tasks.append((dataset.key, index, method, _estimate(method, split, settings)))
     estimate = sum(t[-1] for t in tasks)
@@ -207,16 +217,19 @@ def run_comparison(settings, data_home=None, progress=True, log=print) -> dict:
                 record["splits"].append(entry)
                 context = Context(seed=seed, settings=settings, glove=glove)
                 where = f"[{dataset.title} {split.name}]"
-                if settings.uses_bilm:
+                entry["bilms"] = {}
+                for which in settings.bilms():
                     start = time.perf_counter()
-                    context.bilm = _bilm(settings, glove, seed).fit(split.X_train)
-                    history = context.bilm.history_
-                    entry["bilm"] = {"seconds": time.perf_counter() - start,
-                                     "epochs": context.bilm.n_epochs_, "history": history,
-                                     "pretrained_coverage": context.bilm.pretrained_coverage_}
-                    bar.update(planned[(dataset.key, index, "bilm")])
-                    say(f"{where} biLM pretrained in {entry['bilm']['seconds']:.0f} s, "
-                              f"validation perplexity {history[-1]['validation_perplexity']:.1f}")
+                    bilm = _pretrain(which, settings, glove, seed, split.X_train)
+                    setattr(context, "bilm" if which == "default" else "glove_bilm", bilm)
+                    history = bilm.history_
+                    entry["bilms"][which] = {
+                        "seconds": time.perf_counter() - start, "epochs": bilm.n_epochs_,
+                        "history": history, "pretrained_coverage": bilm.pretrained_coverage_}
+                    bar.update(planned[(dataset.key, index, f"bilm-{which}")])
+                    say(f"{where} biLM ({which}) pretrained in "
+                        f"{entry['bilms'][which]['seconds']:.0f} s, validation perplexity "
+                        f"{history[-1]['validation_perplexity']:.1f}")
                 for key in settings.methods:
                     entry["methods"][key] = _evaluate(key, context, split, len(dataset.class_names))
                     bar.update(planned[(dataset.key, index, key)])

@@ -1,0 +1,154 @@
+"""Few labels, many texts: a learning curve on AG News and CR.
+
+For every fold of the suite's splits (the same folds as ``elmofeat benchmark``), every
+text of the training part is available unlabelled: the biLM (and SVD) learn from all
+of them, and the classifier sees the labels of only 50, 200, 1,000 or all training
+documents (a stratified draw, the same for every method). TF-IDF + LR and GloVe mean +
+LR get the same labels. Rows:
+
+* TF-IDF + LR, C=1 and C=10 (the labelled documents only: TF-IDF has no use for the rest);
+* GloVe 6B 50d mean + LR;
+* SVDVectorizer fitted on every training text, LR on the labelled ones;
+* ElmoVectorizer, frozen / trainable / mlp, with a biLM pretrained on every training
+  text (defaults), LR on the labelled ones;
+* the same frozen features with ``SelfTrainingClassifier(LogisticRegression())``, fed
+  every training text with ``y = -1`` for the unlabelled ones.
+
+Writes benchmarks/results/few_labels.{json,md}.
+Run: python benchmarks/few_labels.py [--datasets ag_news cr] [--folds 5] [--data-home DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+from sklearn.feature_extraction.text import TfidfVectorizer
+from sklearn.frozen import FrozenEstimator
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import train_test_split
+from sklearn.pipeline import make_pipeline
+from sklearn.semi_supervised import SelfTrainingClassifier
+from threadpoolctl import threadpool_limits
+
+from _common import markdown_table, write_results
+from elmofeat import BiLM, ElmoVectorizer, SVDVectorizer
+from elmofeat.comparison import ComparisonSettings, PretrainedVectorsVectorizer
+from elmofeat.comparison.data import load_dataset
+from elmofeat.comparison.run import _load_glove
+from elmofeat.datasets import get_data_home
+
+SIZES = (50, 200, 1000, None)  # None: every training label
+ROWS = ("tfidf", "tfidf-c10", "glove", "svd", "elmo-frozen", "elmo-trainable", "elmo-mlp",
+        "elmo-frozen-selftraining")
+LABELS = {"tfidf": "TF-IDF + LR", "tfidf-c10": "TF-IDF + LR (C=10)", "glove": "GloVe 50d mean",
+          "svd": "SVDVectorizer (all texts)", "elmo-frozen": "ELMo frozen (all texts)",
+          "elmo-trainable": "ELMo trainable (all texts)", "elmo-mlp": "ELMo MLP (all texts)",
+          "elmo-frozen-selftraining": "ELMo frozen + SelfTrainingClassifier (all texts)"}
+
+
+def _labelled(y, size, seed):
+    """Indices of a stratified draw of ``size`` labelled documents (all if None)."""
+    if size is None or size >= len(y):
+        return np.arange(len(y))
+    chosen, _ = train_test_split(np.arange(len(y)), train_size=size, stratify=y,
+                                 random_state=seed)
+    return np.sort(chosen)
+
+
+def _score(model, X_fit, y_fit, X_test, y_test):
+    with threadpool_limits(1, user_api="blas"):
+        model.fit(X_fit, y_fit)
+        return float(np.mean(model.predict(X_test) == y_test))
+
+
+def run_split(split, seed, glove):
+    X_train, y_train = split.X_train, np.asarray(split.y_train)
+    start = time.perf_counter()
+    bilm = BiLM(random_state=seed).fit(X_train)  # every training text, no label
+    pretrain = time.perf_counter() - start
+    svd = SVDVectorizer(random_state=seed).fit(X_train)
+    out = {"pretrain_seconds": pretrain, "scores": {}}
+    for size in SIZES:
+        chosen = _labelled(y_train, size, seed)
+        X_l, y_l = [X_train[i] for i in chosen], y_train[chosen]
+        scores = {}
+        scores["tfidf"] = _score(make_pipeline(TfidfVectorizer(sublinear_tf=True),
+                                               LogisticRegression(max_iter=3000)),
+                                 X_l, y_l, split.X_test, split.y_test)
+        scores["tfidf-c10"] = _score(make_pipeline(TfidfVectorizer(sublinear_tf=True),
+                                                   LogisticRegression(max_iter=3000, C=10)),
+                                     X_l, y_l, split.X_test, split.y_test)
+        scores["glove"] = _score(make_pipeline(PretrainedVectorsVectorizer(glove),
+                                               LogisticRegression(max_iter=3000)),
+                                 X_l, y_l, split.X_test, split.y_test)
+        # Frozen: fitted on every training text, not refitted on the labelled ones.
+        scores["svd"] = _score(make_pipeline(FrozenEstimator(svd), LogisticRegression(max_iter=3000)),
+                               X_l, y_l, split.X_test, split.y_test)
+        for mix in ("frozen", "trainable", "mlp"):
+            vectorizer = ElmoVectorizer(bilm, layer_mix=mix, cache_dir=None, random_state=seed,
+                                        cv=min(5, int(np.bincount(y_l).min())) if mix != "frozen" else 5)
+            scores[f"elmo-{mix}"] = _score(make_pipeline(vectorizer, LogisticRegression(max_iter=3000)),
+                                           X_l, y_l, split.X_test, split.y_test)
+        partial = np.full(len(y_train), -1)
+        partial[chosen] = y_l
+        self_training = make_pipeline(
+            ElmoVectorizer(bilm, layer_mix="frozen", cache_dir=None, random_state=seed),
+            SelfTrainingClassifier(LogisticRegression(max_iter=3000)))
+        scores["elmo-frozen-selftraining"] = _score(self_training, X_train, partial,
+                                                    split.X_test, split.y_test)
+        label = "all" if size is None else str(size)
+        out["scores"][label] = scores
+        print(f"  {label} labels: " + ", ".join(f"{k} {v:.3f}" for k, v in scores.items()),
+              flush=True)
+    return out
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--datasets", nargs="+", default=["ag_news", "cr"], choices=["ag_news", "cr"])
+    parser.add_argument("--folds", type=int, default=None,
+                        help="folds (default: the suite's, AG News 5 and CR 10)")
+    parser.add_argument("--data-home", default=None)
+    args = parser.parse_args()
+    home = get_data_home(args.data_home)
+    settings = ComparisonSettings(datasets=tuple(args.datasets), folds=args.folds)
+    datasets = [load_dataset(key, settings, home) for key in settings.datasets]
+    glove = _load_glove(home, datasets)
+    results, sections = {}, []
+    for dataset in datasets:
+        splits = []
+        for index, split in enumerate(dataset.splits):
+            print(f"{dataset.title} {split.name}", flush=True)
+            splits.append(run_split(split, settings.seed + index, glove))
+        results[dataset.key] = splits
+        sizes = list(splits[0]["scores"])
+        rows = []
+        for row in ROWS:
+            cells = []
+            for size in sizes:
+                values = [s["scores"][size][row] for s in splits]
+                cells.append(f"{np.mean(values):.4f} ± {np.std(values):.4f}")
+            rows.append([LABELS[row], *cells])
+        n_train = len(dataset.splits[0].X_train)
+        header = ["method", *[f"{s} labels" if s != "all" else f"all ({n_train:,})" for s in sizes]]
+        best_elmo = {s: max(np.mean([sp["scores"][s][r] for sp in splits])
+                            for r in ROWS if r.startswith("elmo")) for s in sizes}
+        tfidf = {s: max(np.mean([sp["scores"][s][r] for sp in splits]) for r in ("tfidf", "tfidf-c10"))
+                 for s in sizes}
+        gaps = ", ".join(f"{s}: {best_elmo[s] - tfidf[s]:+.4f}" for s in sizes)
+        sections.append(
+            f"#### {dataset.title}\n\n{dataset.protocol}; biLM pretrained on the {n_train:,} "
+            f"training texts of each fold, labels drawn from them (stratified, seeded).\n\n"
+            + markdown_table(header, rows)
+            + f"\n\nBest ELMo row minus the better TF-IDF row, by number of labels: {gaps}. "
+            f"biLM pretraining {np.mean([s['pretrain_seconds'] for s in splits]):.0f} s per fold.\n")
+    markdown = ("### Accuracy with few labels and many unlabelled texts\n\n"
+                "Mean ± std over folds. Every LogisticRegression has max_iter=3000.\n\n"
+                + "\n".join(sections))
+    write_results("few_labels", {"sizes": [str(s) for s in SIZES], "results": results}, markdown)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,83 @@
+"""The suite's targets, checked against its results (met or missed, and by how much).
+
+Every check compares mean accuracies over the splits of a task; "TF-IDF" is the better
+of the two TF-IDF rows (C=1 and C=10) that the run has, so that no target is met
+against a weakened baseline.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .methods import METHODS
+
+DEFAULT_MIXES = ("elmo-trainable", "elmo-frozen", "elmo-mlp")
+GLOVE_MIXES = ("elmo-glove-trainable", "elmo-glove-frozen", "elmo-glove-mlp")
+
+
+@dataclass
+class Check:
+    target: str
+    task: str
+    met: bool
+    detail: str
+
+
+def _accuracy(stats, method):
+    return stats[method]["accuracy"]["mean"] if method in stats else None
+
+
+def _tfidf(stats):
+    values = [_accuracy(stats, m) for m in ("tfidf", "tfidf-c10") if m in stats]
+    return max(values) if values else None
+
+
+def _label(method):
+    return METHODS[method].label
+
+
+def _compare(target, task, value, reference, margin, what, against) -> Check:
+    gap = value - reference
+    met = gap > margin if margin == 0 else gap >= margin
+    need = "a gap > 0" if margin == 0 else f"a gap ≥ {margin:+.2f}"
+    detail = (f"{what} {value:.4f} vs {against} {reference:.4f}: {gap:+.4f} "
+              f"({'met' if met else 'missed'}; needs {need})")
+    return Check(target, task, met, detail)
+
+
+def check_targets(summary: dict, titles: dict) -> list[Check]:
+    """Evaluate every target the run's methods and tasks allow."""
+    checks = []
+    for key, stats in summary.items():
+        task = titles[key]
+        tfidf = _tfidf(stats)
+        if "skipgram" in stats and "svd" in stats:
+            checks.append(_compare("SkipGramVectorizer within 3 points of SVDVectorizer", task,
+                                   _accuracy(stats, "skipgram"), _accuracy(stats, "svd"), -0.03,
+                                   "skip-gram", "SVD"))
+        if "svd" in stats:
+            for mix in DEFAULT_MIXES:
+                if mix in stats:
+                    checks.append(_compare("every ELMo mix (defaults) above SVDVectorizer", task,
+                                           _accuracy(stats, mix), _accuracy(stats, "svd"), 0,
+                                           _label(mix), "SVD"))
+        mixes = [m for m in DEFAULT_MIXES if m in stats]
+        if key in ("ag_news", "r8") and mixes and tfidf is not None:
+            best = max(mixes, key=lambda m: _accuracy(stats, m))
+            checks.append(_compare("best ELMo mix (defaults) 1 point above TF-IDF", task,
+                                   _accuracy(stats, best), tfidf, 0.01, _label(best), "TF-IDF"))
+        if "glove" in stats:
+            for mix in GLOVE_MIXES:
+                if mix in stats:
+                    checks.append(_compare("every ELMo + GloVe mix above GloVe mean", task,
+                                           _accuracy(stats, mix), _accuracy(stats, "glove"), 0,
+                                           _label(mix), "GloVe mean"))
+        glove_mixes = [m for m in GLOVE_MIXES if m in stats]
+        if key in ("cr", "mpqa") and glove_mixes and tfidf is not None:
+            best = max(glove_mixes, key=lambda m: _accuracy(stats, m))
+            checks.append(_compare("best ELMo + GloVe mix within 2 points of TF-IDF", task,
+                                   _accuracy(stats, best), tfidf, -0.02, _label(best), "TF-IDF"))
+        if "hybrid" in stats and tfidf is not None:
+            checks.append(_compare("hybrid 1 point above TF-IDF", task,
+                                   _accuracy(stats, "hybrid"), tfidf, 0.01, "hybrid", "TF-IDF"))
+    return checks

@@ -1,0 +1,69 @@
+import joblib
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import GridSearchCV
+from sklearn.pipeline import Pipeline
+
+from elmofeat import BiLM, ElmoVectorizer, make_hybrid
+
+from .estimator_checks import make_topic_corpus
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    return make_topic_corpus(120)
+
+
+@pytest.fixture(scope="module")
+def bilm(corpus):
+    return BiLM(embedding_dim=8, hidden_dim=8, max_epochs=1, batch_size=16, random_state=0).fit(corpus[0])
+
+
+def test_blocks_are_side_by_side_and_scaled(corpus, bilm):
+    X, y = corpus
+    hybrid = make_hybrid(ElmoVectorizer(bilm, cache_dir=None), elmo_weight=0.3).fit(X, y)
+    out = hybrid.transform(X)
+    assert sp.issparse(out)
+    n_words = len(hybrid.named_transformers["tfidf"].vocabulary_)
+    assert out.shape == (len(X), n_words + 16)
+    lexical, dense = out[:, :n_words].toarray(), out[:, n_words:].toarray()
+    np.testing.assert_allclose(np.linalg.norm(lexical, axis=1), 1.0, rtol=1e-6)
+    np.testing.assert_allclose(np.linalg.norm(dense, axis=1), 0.3, rtol=1e-5)
+    # The ELMo block is centred on the training documents before its rows are scaled.
+    raw = ElmoVectorizer(bilm, cache_dir=None).fit(X).transform(X)
+    centred = raw - raw.mean(0)
+    expected = 0.3 * centred / np.linalg.norm(centred, axis=1, keepdims=True)
+    np.testing.assert_allclose(dense, expected, rtol=1e-4, atol=1e-6)
+
+
+def test_default_is_frozen_and_needs_no_labels():
+    hybrid = make_hybrid()
+    elmo = hybrid.named_transformers["elmo"].named_steps["elmo"]
+    assert isinstance(elmo, ElmoVectorizer) and elmo.layer_mix == "frozen"
+    assert hybrid.transformer_weights == {"elmo": 0.2}
+
+
+def test_searchable_and_saved_in_a_pipeline(corpus, bilm, tmp_path):
+    X, y = corpus
+    pipe = Pipeline([("features", make_hybrid(ElmoVectorizer(bilm, cache_dir=None))),
+                     ("clf", LogisticRegression(C=10, max_iter=500))])
+    search = GridSearchCV(pipe, {"features__elmo__elmo__layer_mix": ["frozen", "trainable"],
+                                 "features__transformer_weights": [{"elmo": 0.1}, {"elmo": 0.5}]},
+                          cv=2).fit(X, y)
+    assert search.best_score_ > 0.5
+    joblib.dump(search.best_estimator_, tmp_path / "model.joblib")
+    loaded = joblib.load(tmp_path / "model.joblib")
+    np.testing.assert_array_equal(loaded.predict(X[:10]), search.best_estimator_.predict(X[:10]))
+
+
+@pytest.mark.parametrize("kwargs, error, match", [
+    ({"elmo_weight": -1}, ValueError, "elmo_weight must be a number >= 0"),
+    ({"elmo_weight": float("nan")}, ValueError, "elmo_weight"),
+    ({"elmo_weight": "big"}, ValueError, "elmo_weight"),
+    ({"elmo": "elmo"}, TypeError, "elmo must be an ElmoVectorizer"),
+])
+def test_bad_arguments(kwargs, error, match):
+    with pytest.raises(error, match=match):
+        make_hybrid(**kwargs)
