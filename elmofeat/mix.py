@@ -106,7 +106,7 @@ class MLPMix(nn.Module):
 def apply_mix(kind: str, params: dict, layers: np.ndarray) -> np.ndarray:
     """Mix token representations ``(n_tokens, n_layers, dim)`` with fitted ``params``."""
     if kind == "mlp":
-        flat = layers.reshape(len(layers), -1)
+        flat = layers.reshape(len(layers), layers.shape[1] * layers.shape[2])  # 0 tokens too
         return np.maximum(flat @ params["weight"] + params["bias"], 0.0, dtype=np.float32)
     return (params["gamma"] * np.einsum("tld,l->td", layers, params["weights"])).astype(np.float32)
 
@@ -141,7 +141,8 @@ def pool_layers(layers: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     """Mean of every layer per document: ``(n_tokens, n_layers, dim) -> (n_documents,
     n_layers, dim)``; what a linear mix with mean pooling needs."""
     n_layers, dim = layers.shape[1:]
-    return pool_vectors(layers.reshape(len(layers), -1), offsets, "mean").reshape(-1, n_layers, dim)
+    flat = layers.reshape(len(layers), n_layers * dim)  # explicit: a chunk may have no token
+    return pool_vectors(flat, offsets, "mean").reshape(len(offsets) - 1, n_layers, dim)
 
 
 def _affine(features: np.ndarray, matrix: np.ndarray) -> np.ndarray:

@@ -147,6 +147,10 @@ def check_empty_document_gives_zeros(estimator, X, y):
     out = est.transform(["", "   ", "qqqunseen zzzunknown", X[0]])
     assert np.isfinite(out).all()
     np.testing.assert_array_equal(out[:2], 0)
+    # A batch with no token at all, not only empty documents among others.
+    blank = est.transform(["", "  ", "\n\t"])
+    assert blank.shape == (3, out.shape[1])
+    np.testing.assert_array_equal(blank, 0)
     if hasattr(est, "keyed_vectors_"):  # static word vectors ignore unknown words
         np.testing.assert_array_equal(out[2], 0)
     else:  # a language model still reads unknown words in context

@@ -128,3 +128,17 @@ def test_every_subcommand_has_help(command, capsys):
         main([command, "--help"])
     assert info.value.code == 0
     assert "--output" in capsys.readouterr().out
+
+
+def test_embed_a_file_of_blank_lines(tmp_path):
+    from elmofeat import BiLM
+
+    from .estimator_checks import make_topic_corpus
+
+    BiLM(embedding_dim=8, hidden_dim=8, max_epochs=1, random_state=0).fit(
+        make_topic_corpus(40)[0]).save(tmp_path / "bilm.pt")
+    (tmp_path / "blank.txt").write_text("\n  \n\n")
+    assert main(["embed", str(tmp_path / "bilm.pt"), str(tmp_path / "blank.txt"),
+                 "-o", str(tmp_path / "f.npy")]) == 0
+    features = np.load(tmp_path / "f.npy")
+    assert features.shape == (3, 16) and not features.any()

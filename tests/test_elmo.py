@@ -357,3 +357,42 @@ def test_continuous_targets_keep_minus_one_as_a_value(corpus, bilm):
 
     targets = check_targets(np.linspace(-1, 1, 9), 9)
     assert not targets.classification and len(targets.labelled) == 9
+
+
+def test_bilm_pretrained_on_a_separate_unlabelled_corpus_is_reused(corpus, tmp_path, monkeypatch):
+    X, y = corpus
+    unlabelled = make_topic_corpus(200, seed=1)[0]  # other texts of the same domain, no labels
+    bilm = BiLM(**SMALL_BILM).fit(unlabelled)
+    bilm.save(tmp_path / "bilm.pt")
+    reloaded = BiLM.load(tmp_path / "bilm.pt")
+    monkeypatch.setattr(BiLM, "fit", lambda *a, **k: pytest.fail("the biLM was pretrained again"))
+    pipe = Pipeline([("elmo", ElmoVectorizer(reloaded, layer_mix="trainable", mix_epochs=3,
+                                             random_state=0, cache_dir=None)),
+                     ("clf", LogisticRegression(max_iter=500))])
+    pipe.fit(X[:80], y[:80])
+    assert pipe["elmo"].bilm_ is reloaded
+    assert pipe["elmo"].bilm_.vocabulary_.tokens == bilm.vocabulary_.tokens
+    assert pipe.score(X[80:], y[80:]) > 0.5
+
+
+@pytest.mark.parametrize("mix", ["frozen", "trainable", "mlp"])
+@pytest.mark.parametrize("pooling", ["mean", "max", "meanmax"])
+def test_a_chunk_of_blank_documents_gives_zero_vectors(corpus, bilm, mix, pooling):
+    # Every document of the chunk has no token at all (issue 11: this used to crash).
+    X, y = corpus
+    vec = ElmoVectorizer(bilm, layer_mix=mix, pooling=pooling, mlp_dim=4, mix_epochs=1,
+                         cache_dir=None, random_state=0).fit(X, y)
+    out = vec.transform(["", "  ", "\n"])
+    assert out.shape == (3, len(vec.get_feature_names_out()))
+    np.testing.assert_array_equal(out, 0)
+    blank_fit = ElmoVectorizer(bilm, layer_mix=mix, pooling=pooling, mlp_dim=4, mix_epochs=1,
+                               cache_dir=None, cv=2, random_state=0)
+    crossed = blank_fit.fit_transform(["", " "] * 4 + list(X[:8]), np.r_[[0, 1] * 4, y[:8]])
+    assert np.isfinite(crossed).all()
+    np.testing.assert_array_equal(crossed[:8], 0)
+
+
+def test_parallel_transform_of_blank_documents(corpus, bilm):
+    vec = ElmoVectorizer(bilm, cache_dir=None, n_jobs=2).fit(corpus[0])
+    out = vec.transform([""] * 1100)
+    assert out.shape == (1100, 16) and not out.any()
