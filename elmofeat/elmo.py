@@ -238,6 +238,13 @@ class ElmoVectorizer(BaseTextVectorizer):
                 f"layer_mix={self.layer_mix!r} learns the mix from labels: pass y to fit "
                 "(fit(X, y)), or use layer_mix='frozen', which needs no labels"
             )
+        if isinstance(self.cv, (bool, str, bytes)) or not (
+                isinstance(self.cv, Integral) or hasattr(self.cv, "split")
+                or hasattr(self.cv, "__iter__")):
+            raise TypeError(f"cv must be an int >= 2, a cross-validation splitter or an iterable "
+                            f"of (train, test) splits, got {self.cv!r}")
+        if isinstance(self.cv, Integral) and self.cv < 2:
+            raise ValueError(f"cv must be >= 2 folds, got {self.cv}")
         if self.layer_mix != "frozen" and self.mix_weights is not None:
             raise ValueError("mix_weights is only used with layer_mix='frozen'")
 
@@ -354,7 +361,9 @@ class ElmoVectorizer(BaseTextVectorizer):
 
         n_features = len(self.get_feature_names_out())
         out = np.zeros((len(documents), n_features), dtype=np.float32)
-        for train, test in splitter.split(np.zeros(len(labelled)), y_labelled):
+        folds = list(splitter.split(np.zeros(len(labelled)), y_labelled))
+        _check_partition(folds, len(labelled))
+        for train, test in folds:
             # The same seed as the full fit: every fold's mix starts from the same
             # initialisation, so that a learned (MLP) feature space stays aligned across
             # folds and with the one transform uses.
@@ -396,6 +405,22 @@ class ElmoVectorizer(BaseTextVectorizer):
             )
         empty = np.zeros((0, len(self.get_feature_names_out())), dtype=np.float32)
         return np.concatenate([empty, *parts])
+
+
+def _check_partition(folds, n_documents: int) -> None:
+    """Cross-fitting gives each document the features of the one fold that holds it out:
+    the test folds must cover every document exactly once (KFold does; ShuffleSplit
+    would leave documents with no features at all)."""
+    covered = np.zeros(n_documents, dtype=np.int64)
+    for _, test in folds:
+        np.add.at(covered, np.asarray(test, dtype=np.int64), 1)
+    if (covered != 1).any():
+        missing, repeated = int((covered == 0).sum()), int((covered > 1).sum())
+        raise ValueError(
+            f"cv must partition the labelled documents (each in exactly one test fold, as "
+            f"KFold and StratifiedKFold do): {missing} are in no test fold and {repeated} in "
+            "several, so fit_transform could not give them out-of-fold features"
+        )
 
 
 def _chunks(documents, size):

@@ -396,3 +396,30 @@ def test_parallel_transform_of_blank_documents(corpus, bilm):
     vec = ElmoVectorizer(bilm, cache_dir=None, n_jobs=2).fit(corpus[0])
     out = vec.transform([""] * 1100)
     assert out.shape == (1100, 16) and not out.any()
+
+
+def test_cv_must_partition_the_documents(corpus, bilm):
+    from sklearn.model_selection import KFold, ShuffleSplit, StratifiedShuffleSplit
+
+    X, y = corpus
+    for splitter in (ShuffleSplit(n_splits=2, test_size=0.2, random_state=0),
+                     StratifiedShuffleSplit(n_splits=2, test_size=0.2, random_state=0)):
+        vec = ElmoVectorizer(bilm, layer_mix="trainable", cv=splitter, mix_epochs=1, cache_dir=None)
+        with pytest.raises(ValueError, match="cv must partition.*in no test fold"):
+            vec.fit_transform(X, y)
+    folds = list(KFold(3, shuffle=True, random_state=0).split(X))  # an iterable of splits
+    out = ElmoVectorizer(bilm, layer_mix="trainable", cv=folds, mix_epochs=1,
+                         cache_dir=None).fit_transform(X, y)
+    assert (np.abs(out).sum(axis=1) > 0).all()  # no document left without features
+
+
+@pytest.mark.parametrize("cv, error, match", [
+    (1, ValueError, "cv must be >= 2"), (-3, ValueError, "cv must be >= 2"),
+    ("x", TypeError, "cv must be an int"), (True, TypeError, "cv must be an int"),
+    (2.5, TypeError, "cv must be an int"),
+])
+@pytest.mark.parametrize("mix", ["frozen", "trainable"])
+def test_bad_cv_is_rejected_by_fit(corpus, bilm, cv, error, match, mix):
+    X, y = corpus
+    with pytest.raises(error, match=match):
+        ElmoVectorizer(bilm, layer_mix=mix, cv=cv, cache_dir=None).fit(X, y)
