@@ -9,7 +9,7 @@ import numpy as np
 from joblib import Parallel, cpu_count, delayed, effective_n_jobs
 from sklearn.base import clone
 from sklearn.model_selection import KFold, StratifiedKFold, check_cv
-from sklearn.utils import check_random_state, check_scalar
+from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_limits
 
@@ -18,6 +18,7 @@ from ._base import BaseTextVectorizer
 from ._labels import check_targets
 from ._pooling import check_pooling
 from ._text import validate_documents
+from ._validation import check_scalar
 from .bilm import BiLM
 from .bilm.io import weights_digest
 from .bilm.train import torch_threads

@@ -189,6 +189,9 @@ def frozen_weights(mix_weights, n_layers: int, random_state: np.random.RandomSta
         raise ValueError(
             f"mix_weights must be {n_layers} finite numbers (one per layer), got {mix_weights!r}"
         )
+    if not weights.any():
+        raise ValueError("mix_weights are all zero: every feature would be 0; give at least "
+                         "one layer a weight")
     return weights.astype(np.float32)
 
 

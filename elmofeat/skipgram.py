@@ -7,9 +7,10 @@ from numbers import Integral, Real
 
 import math
 
-from sklearn.utils import check_random_state, check_scalar
+from sklearn.utils import check_random_state
 
 from ._text import DEFAULT_TOKEN_PATTERN
+from ._validation import check_scalar
 from ._word_vectors import WordVectorVectorizer
 
 # gensim silently truncates sentences longer than this many tokens; longer

@@ -6,10 +6,11 @@ from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.utils import check_random_state, check_scalar
+from sklearn.utils import check_random_state
 from sklearn.utils.extmath import randomized_svd
 
 from ._text import DEFAULT_TOKEN_PATTERN, RaggedIds, Vocabulary
+from ._validation import check_scalar
 from ._word_vectors import WordVectorVectorizer, keyed_vectors_from_arrays
 
 WEIGHTINGS = ("ppmi", "count")

@@ -335,10 +335,18 @@ def test_verbose_says_what_it_pretrains_and_shows_one_bar_over_all_epochs(corpus
     ({"min_count": 10_000}, ValueError, "vocabulary is empty"),
     ({"pretrained_vectors": 3.5}, TypeError, "pretrained_vectors"),
     ({"token_init": "glove"}, ValueError, "token_init must be one of"),
+    ({"dropout": 0.999}, ValueError, "dropout == 0.999, must be <= 0.99"),
+    ({"learning_rate": float("nan")}, ValueError, "learning_rate must be a finite number"),
+    ({"clip_norm": float("inf")}, ValueError, "clip_norm must be a finite number"),
 ])
 def test_bad_parameters_raise_clear_errors(corpus, params, error, match):
     with pytest.raises(error, match=match):
         BiLM(**{**TINY, **params}).fit(corpus)
+
+
+def test_a_diverging_run_stops_with_a_clear_error(corpus):
+    with pytest.raises(FloatingPointError, match="diverged.*lower learning_rate"):
+        BiLM(**{**TINY, "learning_rate": 1e3, "clip_norm": 1e6}).fit(corpus)
 
 
 def test_bad_input_raises_clear_errors(fitted):

@@ -77,6 +77,8 @@ def test_frozen_mix_weights(corpus, bilm):
     assert ((a.layer_weights_ >= 0.5) & (a.layer_weights_ <= 1.0)).all()
     with pytest.raises(ValueError, match="one per layer"):
         ElmoVectorizer(bilm, layer_mix="frozen", mix_weights=[1, 2], cache_dir=None).fit(X)
+    with pytest.raises(ValueError, match="all zero"):
+        ElmoVectorizer(bilm, layer_mix="frozen", mix_weights=[0, 0, 0], cache_dir=None).fit(X)
 
 
 def test_trainable_mix_learns_weights_from_labels(corpus, bilm):

@@ -99,6 +99,8 @@ def test_count_weighting_and_eig_exponent_change_vectors():
         ({"context_smoothing": 2}, ValueError, "context_smoothing"),
         ({"min_count": 0}, ValueError, "min_count"),
         ({"n_components": 500}, ValueError, "larger than the vocabulary"),
+        ({"eig_weighting": float("nan")}, ValueError, "eig_weighting must be a finite number"),
+        ({"context_smoothing": float("nan")}, ValueError, "context_smoothing must be a finite"),
     ],
 )
 def test_bad_parameters_raise_at_fit(params, error, match):

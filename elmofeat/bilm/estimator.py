@@ -13,11 +13,12 @@ from typing import Iterator
 import numpy as np
 import torch
 from sklearn.base import BaseEstimator
-from sklearn.utils import check_random_state, check_scalar
+from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from .._base import TextEstimatorMixin
 from .._text import Vocabulary, validate_documents
+from .._validation import check_scalar
 from .batching import SPECIALS, UNK, Windows, bucket_batches, char_table, iter_batches, make_windows
 from .model import BiLMModule
 from .pretrained import corpus_vectors, pretrained_matrix, resolve_pretrained
@@ -83,6 +84,7 @@ class BiLM(TextEstimatorMixin, BaseEstimator):
     n_layers : int, default=2
         LSTM layers per direction.
     dropout : float, default=0.1
+        Dropout probability, in [0, 0.99].
     softmax : {"adaptive", "sampled", "full"}, default="adaptive"
         Output layer for pretraining: adaptive softmax (fast, exact), sampled softmax
         with ``n_samples`` shared log-uniform negatives (evaluated exactly), or the full
@@ -292,7 +294,8 @@ class BiLM(TextEstimatorMixin, BaseEstimator):
                 check_scalar(getattr(self, name), name, Integral, min_val=1)
         if self.max_time is not None:
             check_scalar(self.max_time, "max_time", Real, min_val=0, include_boundaries="neither")
-        check_scalar(self.dropout, "dropout", Real, min_val=0, max_val=1, include_boundaries="left")
+        # Above 0.99 almost nothing passes (and byte-sized dropout rounds 0.999 to 1).
+        check_scalar(self.dropout, "dropout", Real, min_val=0, max_val=0.99)
         check_scalar(self.learning_rate, "learning_rate", Real, min_val=0, include_boundaries="neither")
         check_scalar(self.weight_decay, "weight_decay", Real, min_val=0)
         check_scalar(self.clip_norm, "clip_norm", Real, min_val=0, include_boundaries="neither")

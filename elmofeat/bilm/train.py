@@ -114,6 +114,11 @@ def autocast(device: str, bf16: bool):
     return torch.autocast(device_type=torch.device(device).type, dtype=torch.bfloat16, enabled=bf16)
 
 
+def perplexity(mean_nll: float) -> float:
+    """``exp(mean_nll)``, infinite rather than an OverflowError for a diverged model."""
+    return math.exp(mean_nll) if mean_nll < 700 else math.inf
+
+
 def world() -> tuple[int, int]:
     """(rank, world size): (0, 1) unless a torch.distributed process group is running."""
     if dist.is_available() and dist.is_initialized():
@@ -143,7 +148,7 @@ def evaluate_perplexity(lm: LanguageModel, windows: Windows, chars, batch_size: 
             total, count = total + log_likelihood, count + n
     lm.train(was_training)
     total, count = _all_reduce_sum([total, float(count)])
-    return math.exp(-total / count) if count else float("nan")
+    return perplexity(-total / count) if count else float("nan")
 
 
 class Pretrainer:
@@ -273,7 +278,7 @@ class Pretrainer:
                 progress.update(1)
                 progress.set_postfix(
                     tok_s=f"{token_count / max(elapsed, 1e-9):,.0f}",
-                    ppl=f"{math.exp(loss_sum / token_count):.1f}",
+                    ppl=f"{perplexity(loss_sum / token_count):.1f}",
                 )
             if cfg.checkpoint_every and self.global_step % cfg.checkpoint_every == 0:
                 self.save_checkpoint()
@@ -284,7 +289,7 @@ class Pretrainer:
         loss_sum, token_count, total_elapsed = _all_reduce_sum([loss_sum, float(token_count), elapsed])
         if not token_count:
             return float("nan"), 0.0, elapsed
-        return (math.exp(loss_sum / token_count), token_count / (total_elapsed / self.world_size),
+        return (perplexity(loss_sum / token_count), token_count / (total_elapsed / self.world_size),
                 elapsed)
 
     def run(self, train: Windows, valid: Windows | None, train_chars=None,
@@ -328,6 +333,11 @@ class Pretrainer:
     def _end_epoch(self, train_ppl, tokens_per_s, seconds, valid, valid_chars, progress) -> None:
         """Validate, record the epoch, decide on early stopping, checkpoint."""
         cfg = self.config
+        if math.isinf(train_ppl):
+            raise FloatingPointError(
+                f"pretraining diverged: the training perplexity of epoch {self.epoch + 1} "
+                f"overflows; lower learning_rate (now {cfg.learning_rate:g}) or clip_norm"
+            )
         record = {"epoch": self.epoch + 1, "train_perplexity": train_ppl,
                   "tokens_per_second": tokens_per_s, "seconds": seconds,
                   "validation_perplexity": None}
