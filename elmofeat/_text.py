@@ -14,6 +14,7 @@ Documents flow through three steps:
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from dataclasses import dataclass
 from itertools import chain
@@ -27,7 +28,7 @@ from sklearn.feature_extraction.text import CountVectorizer
 DEFAULT_TOKEN_PATTERN = r"(?u)\b\w\w+\b"
 
 
-def validate_documents(X, *, name: str = "X") -> list[str]:
+def validate_documents(X, *, name: str = "X", offset: int = 0) -> list[str]:
     """Return ``X`` as a list of str, or raise an error that says what is wrong.
 
     Parameters
@@ -36,6 +37,8 @@ def validate_documents(X, *, name: str = "X") -> list[str]:
         A list, tuple, 1-D array, pandas Series or any other iterable of documents.
     name : str, default="X"
         Name used in error messages.
+    offset : int, default=0
+        Added to the indices in error messages (``X`` is a chunk of a longer stream).
 
     Returns
     -------
@@ -91,17 +94,20 @@ def validate_documents(X, *, name: str = "X") -> list[str]:
             docs[i] = str(doc)  # np.str_ and other str subclasses
             continue
         if doc is None:
-            raise TypeError(f"{name}[{i}] is None; every document must be a str")
-        if doc is pd.NA or (isinstance(doc, float) and math.isnan(doc)):
+            raise TypeError(f"{name}[{i + offset}] is None; every document must be a str")
+        if doc is pd.NA or doc is pd.NaT or (isinstance(doc, (float, np.floating))
+                                             and math.isnan(doc)):
             raise ValueError(
-                f"{name}[{i}] is a missing value (NaN); drop or fill missing documents first"
+                f"{name}[{i + offset}] is a missing value (NaN); drop or fill missing "
+                "documents first"
             )
         if isinstance(doc, (bytes, bytearray)):
             raise TypeError(
-                f"{name}[{i}] is bytes; decode it to str first, e.g. doc.decode('utf-8')"
+                f"{name}[{i + offset}] is bytes; decode it to str first, e.g. "
+                "doc.decode('utf-8')"
             )
         raise TypeError(
-            f"{name}[{i}] is of type {type(doc).__name__}; every document must be a str"
+            f"{name}[{i + offset}] is of type {type(doc).__name__}; every document must be a str"
         )
     return docs
 
@@ -137,6 +143,12 @@ class TextTokenizer:
             raise TypeError(f"tokenizer must be callable or None, got {type(tokenizer).__name__}")
         if tokenizer is None and not isinstance(token_pattern, str):
             raise TypeError("token_pattern must be a str when tokenizer is None")
+        if tokenizer is None:
+            try:
+                re.compile(token_pattern)
+            except re.error as exc:
+                raise ValueError(f"token_pattern {token_pattern!r} is not a valid regular "
+                                 f"expression: {exc}") from None
         self._analyze = CountVectorizer(
             lowercase=lowercase,
             token_pattern=token_pattern if tokenizer is None else None,

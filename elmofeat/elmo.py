@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from numbers import Integral, Real
 from pathlib import Path
 
@@ -239,6 +240,9 @@ class ElmoVectorizer(BaseTextVectorizer):
                 f"layer_mix={self.layer_mix!r} learns the mix from labels: pass y to fit "
                 "(fit(X, y)), or use layer_mix='frozen', which needs no labels"
             )
+        if self.cache_dir is not None and not isinstance(self.cache_dir, (str, os.PathLike)):
+            raise TypeError(f"cache_dir must be 'auto', None or a path, got "
+                            f"{type(self.cache_dir).__name__} {self.cache_dir!r}")
         if isinstance(self.cv, (bool, str, bytes)) or not (
                 isinstance(self.cv, Integral) or hasattr(self.cv, "split")
                 or hasattr(self.cv, "__iter__")):

@@ -484,6 +484,8 @@ def test_files_from_before_token_init_load_as_random_init(fitted, tmp_path):
     payload = torch.load(tmp_path / "bilm.pt", weights_only=True)
     assert '"token_init": "svd"' in payload["params"]
     payload["params"] = payload["params"].replace('"token_init": "svd", ', "")
+    payload["format_version"] = 2  # written before checksums, as such files were
+    del payload["checksum"]
     torch.save(payload, tmp_path / "old.pt")
     assert BiLM.load(tmp_path / "old.pt").token_init == "random"
     assert BiLM.load(tmp_path / "bilm.pt").token_init == "svd"
@@ -531,13 +533,17 @@ def test_load_rejects_truncated_foreign_and_malicious_files(fitted, tmp_path):
 def test_load_checks_shapes_and_versions(fitted, tmp_path):
     path = tmp_path / "bilm.pt"
     fitted.save(path)
+    from elmofeat.bilm.io import payload_checksum
+
     payload = torch.load(path, weights_only=True)
     payload["state_dict"]["bilm.token_layer.embedding.weight"] = torch.zeros(3, 3)
+    payload["checksum"] = payload_checksum(payload)  # consistent, but the wrong shape
     torch.save(payload, tmp_path / "shapes.pt")
     with pytest.raises(ValueError, match="do not match"):
         BiLM.load(tmp_path / "shapes.pt")
     payload = torch.load(path, weights_only=True)
     payload["versions"] = payload["versions"].replace('"torch": "', '"torch": "0.1-')
+    payload["checksum"] = payload_checksum(payload)
     torch.save(payload, tmp_path / "old.pt")
     with pytest.warns(ElmofeatVersionWarning, match="torch 0.1-"):
         BiLM.load(tmp_path / "old.pt")
@@ -693,3 +699,75 @@ def test_char_validation_uses_the_validation_sets_own_byte_table(corpus, monkeyp
             "char_filters": ((1, 8), (2, 8))}).fit(corpus)
     (windows, chars), = seen
     np.testing.assert_array_equal(chars, char_table(windows.types, 20))
+
+
+def test_iter_embed_names_the_index_in_the_whole_stream(fitted):
+    documents = (("a b" if i != 1200 else None) for i in range(1300))
+    with pytest.raises(TypeError, match=r"X\[1200\] is None"):
+        for _ in fitted.iter_embed(documents, chunk_size=512):
+            pass
+
+
+def _rewrite(path, target, change):
+    payload = torch.load(path, weights_only=True)
+    change(payload)
+    torch.save(payload, target)
+    return target
+
+
+def test_corrupted_files_are_refused_by_their_checksum(fitted, tmp_path):
+    fitted.save(tmp_path / "bilm.pt")
+    name = next(iter(torch.load(tmp_path / "bilm.pt", weights_only=True)["state_dict"]))
+
+    def flip_weight(payload):
+        payload["state_dict"][name].view(-1)[0] += 1e-3  # one weight, checksum unchanged
+
+    def flip_count(payload):
+        payload["counts"][5] += 1
+
+    def flip_param(payload):
+        payload["params"] = payload["params"].replace('"dropout": 0.1', '"dropout": 0.2')
+
+    for change in (flip_weight, flip_count, flip_param):
+        path = _rewrite(tmp_path / "bilm.pt", tmp_path / f"{change.__name__}.pt", change)
+        with pytest.raises(ValueError, match="corrupted: its checksum does not match"):
+            BiLM.load(path)
+    # Random bit flips in the file: refused, or (outside the contents) loaded unchanged.
+    from elmofeat.bilm.io import weights_digest
+
+    data = (tmp_path / "bilm.pt").read_bytes()
+    rng = np.random.RandomState(0)
+    for trial in range(30):
+        damaged = bytearray(data)
+        for position in rng.randint(0, len(data), size=rng.randint(1, 4)):
+            damaged[position] ^= 1 << rng.randint(8)
+        (tmp_path / "flipped.pt").write_bytes(bytes(damaged))
+        try:
+            loaded = BiLM.load(tmp_path / "flipped.pt")
+        except ValueError:
+            continue
+        assert weights_digest(loaded) == weights_digest(fitted)
+        assert loaded.vocabulary_.tokens == fitted.vocabulary_.tokens
+
+
+@pytest.mark.parametrize("change, match", [
+    (lambda p: p.pop("vocabulary"), "incomplete elmofeat BiLM file: 'vocabulary' is missing"),
+    (lambda p: p.update(params=p["params"].replace('"dropout"', '"dropout_rate"')),
+     "parameters this elmofeat does not know: dropout_rate"),
+    (lambda p: p.update(params=p["params"].replace('"embedding_dim": 16', '"embedding_dim": -4')),
+     "invalid parameter: embedding_dim"),
+    (lambda p: p.update(fitted="{not json"), "damaged elmofeat BiLM file"),
+])
+def test_hand_edited_files_give_a_clear_error(fitted, tmp_path, change, match):
+    from elmofeat.bilm.io import payload_checksum
+
+    fitted.save(tmp_path / "bilm.pt")
+
+    def edit(payload):
+        change(payload)
+        if "vocabulary" in payload:
+            payload["checksum"] = payload_checksum(payload)  # an edit, not a corruption
+
+    path = _rewrite(tmp_path / "bilm.pt", tmp_path / "edited.pt", edit)
+    with pytest.raises(ValueError, match=match):
+        BiLM.load(path)

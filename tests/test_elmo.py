@@ -197,6 +197,8 @@ def test_hundred_thousand_word_document_is_windowed(corpus, bilm):
     ({"n_jobs": 1.5}, ValueError, "n_jobs must be None or a non-zero integer"),
     ({"bilm": "elmo.pt"}, TypeError, "bilm must be a BiLM"),
     ({"layer_mix": "trainable", "mix_weights": [1, 1, 1]}, ValueError, "mix_weights"),
+    ({"cache_dir": 123}, TypeError, "cache_dir must be 'auto', None or a path"),
+    ({"mix_learning_rate": float("nan")}, ValueError, "mix_learning_rate must be a finite"),
 ])
 def test_bad_parameters(corpus, bilm, params, error, match):
     X, y = corpus

@@ -106,3 +106,19 @@ def test_ragged_ids_drop_keeps_document_boundaries():
     assert kept.ids.tolist() == [5, 6, 7]
     assert kept.offsets.tolist() == [0, 2, 2, 2, 3]
     assert corpus.document_index().tolist() == [0, 0, 0, 2, 2, 3]
+
+
+def test_missing_values_of_any_float_type_and_offsets_in_messages():
+    import numpy as np
+    import pandas as pd
+
+    for missing in (np.float32("nan"), np.float64("nan"), float("nan"), pd.NA, pd.NaT):
+        with pytest.raises(ValueError, match=r"X\[1\] is a missing value"):
+            validate_documents(["a", missing])
+    with pytest.raises(TypeError, match=r"X\[1201\] is None"):
+        validate_documents(["a", None], offset=1200)
+
+
+def test_invalid_token_pattern_is_a_value_error():
+    with pytest.raises(ValueError, match=r"token_pattern '\(' is not a valid regular expression"):
+        TextTokenizer(token_pattern="(")

@@ -476,13 +476,16 @@ class BiLM(TextEstimatorMixin, BaseEstimator):
         if isinstance(X, (str, bytes)) or X is None:
             validate_documents(X)  # raises the usual, precise error
         chunk: list = []
+        start = 0
         for item in X:
             chunk.append(item)
             if len(chunk) == chunk_size:
-                yield from self._embed_chunk(chunk, batch_size)
+                # Errors name the document's index in X, not in its chunk.
+                yield from self._embed_chunk(validate_documents(chunk, offset=start), batch_size)
+                start += len(chunk)
                 chunk = []
         if chunk:
-            yield from self._embed_chunk(chunk, batch_size)
+            yield from self._embed_chunk(validate_documents(chunk, offset=start), batch_size)
 
     def embed_flat(self, X, batch_size: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Layer representations of all tokens of ``X`` in one array, with offsets.

@@ -22,8 +22,9 @@ from ..exceptions import ElmofeatVersionWarning
 FORMAT = "elmofeat-bilm"
 # 2: the character CNN gained a layer norm on its pooled features. Format-1 files of
 # word-level models still load; format-1 character models cannot (their CNN differs).
-FORMAT_VERSION = 2
-READABLE_VERSIONS = (1, 2)
+# 3: a SHA-256 checksum of everything else in the file, checked when it is read.
+FORMAT_VERSION = 3
+READABLE_VERSIONS = (1, 2, 3)
 STAMPED = ("elmofeat", "torch", "scikit-learn", "numpy")
 # Parameters that are not part of the saved model (they describe how it was trained).
 UNSAVED_PARAMS = ("pretrained_vectors", "checkpoint_dir", "tokenizer")
@@ -55,7 +56,26 @@ def save_bilm(bilm, path) -> None:
         "counts": torch.from_numpy(bilm.vocabulary_.counts.copy()),
         "state_dict": {k: v.detach().cpu() for k, v in bilm.language_model_.state_dict().items()},
     }
+    payload["checksum"] = payload_checksum(payload)
     save_atomically(payload, Path(path))
+
+
+def payload_checksum(payload: dict) -> str:
+    """SHA-256 of a saved biLM's configuration, vocabulary, counts and tensors.
+
+    A flipped bit anywhere in them changes it, so a corrupted file is refused instead
+    of loading with silently changed weights.
+    """
+    digest = hashlib.sha256()
+    for key in ("format", "format_version", "versions", "params", "fitted"):
+        digest.update(f"{key}={payload[key]!r};".encode())
+    digest.update(json.dumps(payload["vocabulary"]).encode())
+    digest.update(payload["counts"].numpy().tobytes())
+    for name, tensor in sorted(payload["state_dict"].items()):
+        digest.update(name.encode())
+        digest.update(str(tuple(tensor.shape)).encode() + str(tensor.dtype).encode())
+        digest.update(tensor.contiguous().view(-1).view(torch.uint8).numpy().tobytes())
+    return digest.hexdigest()
 
 
 def save_atomically(obj, path: Path) -> None:
@@ -89,34 +109,59 @@ def load_bilm(path, device: str = "cpu"):
             f"{path} has BiLM file format {version}; this elmofeat reads formats "
             f"{', '.join(map(str, READABLE_VERSIONS))}: upgrade elmofeat"
         )
-    if version == 1 and json.loads(payload["params"]).get("token_layer") == "char":
+    if version == 1 and '"token_layer": "char"' in str(payload.get("params", "")):
         raise ValueError(
             f"{path} holds a character-CNN biLM in file format 1, written before the CNN "
             "gained its feature layer norm; this elmofeat cannot run it: fit the model again"
         )
-    saved = json.loads(payload["versions"])
+    try:
+        saved = json.loads(payload["versions"])
+        params = json.loads(payload["params"])
+        fitted = json.loads(payload["fitted"])
+        fitted_values = {key: fitted[key] for key in
+                         ("history", "n_epochs", "pretrained_coverage", "token_input_dim")}
+        vocabulary, counts, state = payload["vocabulary"], payload["counts"], payload["state_dict"]
+        params["char_filters"] = tuple(tuple(f) for f in params["char_filters"])
+    except KeyError as exc:
+        raise ValueError(f"{path} is an incomplete elmofeat BiLM file: {exc.args[0]!r} is "
+                         "missing") from None
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{path} is a damaged elmofeat BiLM file: {exc}") from None
+    if version >= 3:
+        try:
+            intact = payload.get("checksum") == payload_checksum(payload)
+        except (AttributeError, TypeError, RuntimeError) as exc:
+            raise ValueError(f"{path} is a damaged elmofeat BiLM file: {exc}") from None
+        if not intact:
+            raise ValueError(f"{path} is corrupted: its checksum does not match its contents "
+                             "(a changed byte in the weights, vocabulary or configuration)")
+    unknown = sorted(set(params) - set(BiLM().get_params()))
+    if unknown:
+        raise ValueError(f"{path} has parameters this elmofeat does not know: "
+                         f"{', '.join(unknown)}; upgrade elmofeat or fit the model again")
     current = version_stamps(STAMPED)
     changed = [f"{p} {v} -> {current[p]}" for p, v in saved.items() if current.get(p) != v]
     if changed:
         warnings.warn(f"{path} was saved with other versions ({', '.join(changed)})",
                       ElmofeatVersionWarning, stacklevel=3)
-    params = json.loads(payload["params"])
-    params["char_filters"] = tuple(tuple(f) for f in params["char_filters"])
     params["device"] = device
     # Files written before token_init existed hold randomly initialised embeddings.
     params.setdefault("token_init", "random")
-    fitted = json.loads(payload["fitted"])
     bilm = BiLM(**params)
-    bilm.vocabulary_ = Vocabulary(payload["vocabulary"], payload["counts"].numpy(), unknown="<unk>")
-    bilm.history_ = fitted["history"]
-    bilm.n_epochs_ = fitted["n_epochs"]
-    bilm.pretrained_coverage_ = fitted["pretrained_coverage"]
-    bilm.token_input_dim_ = fitted["token_input_dim"]
+    try:
+        bilm._check_params()
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{path} has an invalid parameter: {exc}") from None
+    bilm.vocabulary_ = Vocabulary(vocabulary, counts.numpy(), unknown="<unk>")
+    bilm.history_ = fitted_values["history"]
+    bilm.n_epochs_ = fitted_values["n_epochs"]
+    bilm.pretrained_coverage_ = fitted_values["pretrained_coverage"]
+    bilm.token_input_dim_ = fitted_values["token_input_dim"]
     bilm.output_dim_ = 2 * bilm.embedding_dim
     bilm.n_representations_ = bilm.n_layers + 1
     try:
-        bilm.language_model_ = bilm._restore_language_model(payload["state_dict"])
-    except RuntimeError as exc:  # shape or key mismatch from load_state_dict
+        bilm.language_model_ = bilm._restore_language_model(state)
+    except (RuntimeError, TypeError, ValueError, KeyError) as exc:  # from load_state_dict
         raise ValueError(f"{path}: the weights do not match the saved configuration: {exc}") from exc
     return bilm
 
