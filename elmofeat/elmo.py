@@ -36,6 +36,8 @@ from .mix import (
 
 # Documents transformed at once: bounds memory to about this many documents' layers.
 _CHUNK = 512
+# Documents the frozen mix measures its layers' spread on.
+_SPREAD_SAMPLE = 2048
 
 
 def _is_fitted_bilm(bilm) -> bool:
@@ -67,6 +69,14 @@ class ElmoVectorizer(BaseTextVectorizer):
     mix_weights : None, "random" or sequence of float, default=None
         Weights of the frozen mix: uniform (None), seeded draws in [0.5, 1]
         (``"random"``, as in the reference experiment), or one weight per layer.
+    scale_layers : bool, default=True
+        Frozen mix only: divide each layer by its spread across the training documents
+        (the root mean variance of its mean-pooled document vectors, on at most 2,048
+        documents) before the fixed weights, so that a weight is that layer's share of
+        the features. Unscaled, the LSTM layers (spread 1.5-5x the token layer's) drown
+        the token layer whatever the weights say (the suite's "frozen, unscaled" row
+        measures the difference). AllenNLP's ``ScalarMix(do_layer_norm=True)``
+        normalises each layer for the same reason.
     pooling : {"mean", "max", "meanmax"}, default="mean"
     cv : int or cross-validation generator, default=5
         Folds of the cross-fitting in ``fit_transform`` with a supervised mix (see Notes).
@@ -106,6 +116,9 @@ class ElmoVectorizer(BaseTextVectorizer):
     layer_weights_ : ndarray of shape (n_layers + 1,) or None
         The mix's weights per layer (softmax-normalised for ``"trainable"``); None for
         ``"mlp"``.
+    layer_scales_ : ndarray of shape (n_layers + 1,) or None
+        Frozen mix: the spread each layer is divided by (ones with
+        ``scale_layers=False``); None for the supervised mixes.
     gamma_ : float or None
         The trainable mix's scale (1 for ``"frozen"``, None for ``"mlp"``).
     mix_params_ : dict of ndarray
@@ -171,6 +184,7 @@ class ElmoVectorizer(BaseTextVectorizer):
         bilm=None,
         layer_mix="frozen",
         mix_weights=None,
+        scale_layers=True,
         pooling="mean",
         cv=5,
         mlp_dim=256,
@@ -186,6 +200,7 @@ class ElmoVectorizer(BaseTextVectorizer):
         self.bilm = bilm
         self.layer_mix = layer_mix
         self.mix_weights = mix_weights
+        self.scale_layers = scale_layers
         self.pooling = pooling
         self.cv = cv
         self.mlp_dim = mlp_dim
@@ -252,6 +267,8 @@ class ElmoVectorizer(BaseTextVectorizer):
             raise ValueError(f"cv must be >= 2 folds, got {self.cv}")
         if self.layer_mix != "frozen" and self.mix_weights is not None:
             raise ValueError("mix_weights is only used with layer_mix='frozen'")
+        if not isinstance(self.scale_layers, (bool, np.bool_)):
+            raise TypeError(f"scale_layers must be True or False, got {self.scale_layers!r}")
 
     def _cache_folder(self):
         if self.cache_dir is None:
@@ -272,6 +289,20 @@ class ElmoVectorizer(BaseTextVectorizer):
         return _bilm_cache.REPRESENTATIONS.embed(self.bilm_, self._bilm_id_, documents)
 
     # --------------------------------------------------------------------- fitting
+    def _layer_spread(self, documents, seed) -> np.ndarray:
+        """Per layer, the root mean variance of the mean-pooled document vectors over
+        (a seeded sample of at most 2,048 of) the non-empty training documents."""
+        n_layers = self.bilm_.n_representations_
+        rng = np.random.RandomState(seed)
+        order = rng.permutation(len(documents))[:_SPREAD_SAMPLE]
+        layers, offsets = self._layers([documents[i] for i in np.sort(order)])
+        pooled = pool_layers(layers, offsets)[np.diff(offsets) > 0]
+        if len(pooled) < 2:  # nothing to measure a spread on
+            return np.ones(n_layers, dtype=np.float32)
+        spread = np.sqrt(pooled.astype(np.float64).var(axis=0).mean(axis=-1))
+        # A layer that does not vary (a constant token layer) keeps its scale.
+        return np.where(spread > 1e-12, spread, 1.0).astype(np.float32)
+
     def _learn_mix(self, layers, offsets, docs, targets, seed, pooled_layers=None):
         """The mix's parameters, learned from the documents ``docs`` (indices) and
         their labels ``targets`` (``None`` for the frozen mix)."""
@@ -303,9 +334,17 @@ class ElmoVectorizer(BaseTextVectorizer):
             (self.bilm_.lowercase, self.bilm_.token_pattern, self.bilm_.max_len))
         seed = int(random_state.randint(2**31 - 1))
         pooled = None
-        if self.layer_mix == "frozen":  # nothing to learn: the biLM need not run here
+        if self.layer_mix == "frozen":  # nothing to learn from labels
             layers, offsets = None, None
             self.mix_params_ = self._learn_mix(None, None, None, None, seed)
+            weights = self.mix_params_["weights"]
+            self.layer_scales_ = (self._layer_spread(documents, seed) if self.scale_layers
+                                  else np.ones_like(weights))
+            self.layer_weights_ = weights
+            # What transform applies: each layer divided by its spread, then weighted.
+            self.mix_params_ = {"weights": weights / self.layer_scales_, "gamma": np.float32(1.0)}
+            self.gamma_ = 1.0
+            return documents, targets, layers, offsets, seed, pooled
         else:
             layers, offsets = self._layers(documents)
             # A linear mix commutes with mean pooling: pool every layer once, learn (and
@@ -315,6 +354,7 @@ class ElmoVectorizer(BaseTextVectorizer):
             self.mix_params_ = self._learn_mix(layers, offsets, targets.labelled, targets, seed,
                                                pooled)
         self.layer_weights_ = self.mix_params_.get("weights")
+        self.layer_scales_ = None
         self.gamma_ = None if self.layer_mix == "mlp" else float(self.mix_params_["gamma"])
         return documents, targets, layers, offsets, seed, pooled
 

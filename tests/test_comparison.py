@@ -144,3 +144,35 @@ def test_targets_are_checked_against_the_better_tfidf_row():
     frozen = [c for c in check_targets(summary, {"ag_news": "AG"})
               if c.target.startswith("every ELMo mix") and "frozen" in c.detail]
     assert len(frozen) == 1 and not frozen[0].met and "-0.0100" in frozen[0].detail
+
+
+def test_a_stopped_run_resumes_from_its_finished_splits(data_home, tmp_path, monkeypatch):
+    import elmofeat.comparison.run as run
+
+    settings = ComparisonSettings(datasets=("ag_news",), methods=("tfidf", "svd"), folds=2,
+                                  ag_news_documents=300)
+    quiet = dict(data_home=data_home, progress=False, log=lambda line: None)
+    first = run_comparison(settings, splits_dir=tmp_path, **quiet)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ag_news-1.json", "ag_news-2.json"]
+    # The second split's file is lost (as if the run had been killed during it).
+    (tmp_path / "ag_news-2.json").unlink()
+    calls = []
+    evaluate = run._evaluate
+    monkeypatch.setattr(run, "_evaluate", lambda key, *a: calls.append(key) or evaluate(key, *a))
+    again = run_comparison(settings, splits_dir=tmp_path, resume=True, **quiet)
+    assert calls == ["tfidf", "svd"]  # only the missing split ran
+    for old, new in zip(first["datasets"]["ag_news"]["splits"], again["datasets"]["ag_news"]["splits"]):
+        assert old["name"] == new["name"]
+        for method, row in old["methods"].items():
+            assert row["confusion_matrix"] == new["methods"][method]["confusion_matrix"]
+    # The kept split is the first run's, timings included.
+    assert (again["datasets"]["ag_news"]["splits"][0]["methods"]["svd"]["seconds"]
+            == first["datasets"]["ag_news"]["splits"][0]["methods"]["svd"]["seconds"])
+    # Other settings never reuse a split; without resume nothing is reused either.
+    calls.clear()
+    run_comparison(settings.__class__(**{**settings.to_dict(), "seed": 1}), splits_dir=tmp_path,
+                   resume=True, **quiet)
+    assert calls == ["tfidf", "svd"] * 2
+    calls.clear()
+    run_comparison(settings, splits_dir=tmp_path, **quiet)
+    assert calls == ["tfidf", "svd"] * 2

@@ -68,7 +68,9 @@ def test_frozen_mix_weights(corpus, bilm):
     uniform = ElmoVectorizer(bilm, layer_mix="frozen", cache_dir=None).fit(X)
     np.testing.assert_allclose(uniform.layer_weights_, [1 / 3] * 3)
     assert uniform.gamma_ == 1.0
-    given = ElmoVectorizer(bilm, layer_mix="frozen", mix_weights=[0.0, 0.0, 1.0], cache_dir=None).fit(X)
+    given = ElmoVectorizer(bilm, layer_mix="frozen", mix_weights=[0.0, 0.0, 1.0], scale_layers=False,
+                           cache_dir=None).fit(X)
+    np.testing.assert_array_equal(given.layer_scales_, [1, 1, 1])
     layers = bilm.embed([X[0]])[0]
     np.testing.assert_allclose(given.transform([X[0]])[0], layers[:, 2].mean(0), rtol=1e-5, atol=1e-6)
     a = ElmoVectorizer(bilm, layer_mix="frozen", mix_weights="random", random_state=3, cache_dir=None).fit(X)
@@ -79,6 +81,29 @@ def test_frozen_mix_weights(corpus, bilm):
         ElmoVectorizer(bilm, layer_mix="frozen", mix_weights=[1, 2], cache_dir=None).fit(X)
     with pytest.raises(ValueError, match="all zero"):
         ElmoVectorizer(bilm, layer_mix="frozen", mix_weights=[0, 0, 0], cache_dir=None).fit(X)
+
+
+def test_frozen_mix_scales_each_layer_to_unit_spread(corpus, bilm):
+    X, _ = corpus
+    layers = np.stack([d.mean(0) for d in bilm.embed(X)])  # (n_documents, 3, dim)
+    spread = np.sqrt(layers.var(axis=0).mean(axis=-1))
+    vec = ElmoVectorizer(bilm, cache_dir=None, random_state=0).fit(X)
+    np.testing.assert_allclose(vec.layer_scales_, spread, rtol=1e-4)  # 119 < 2,048: every document
+    np.testing.assert_allclose(vec.layer_weights_, [1 / 3] * 3)  # the weights keep their meaning
+    expected = sum(layers[:, j] / spread[j] for j in range(3)) / 3
+    np.testing.assert_allclose(vec.transform(X), expected, rtol=1e-4, atol=1e-5)
+    # Selecting one layer: the features are that layer, divided by its spread.
+    only = ElmoVectorizer(bilm, mix_weights=[0, 1, 0], cache_dir=None).fit(X).transform(X)
+    np.testing.assert_allclose(np.sqrt(only.var(axis=0).mean()), 1.0, rtol=1e-4)
+    assert ElmoVectorizer(bilm, layer_mix="trainable", cache_dir=None).fit(X, corpus[1]).layer_scales_ is None
+    # The spread is measured on a seeded sample of at most 2,048 documents; blank ones are left out.
+    many = (X * 20)[:2500] + [""] * 10
+    a = ElmoVectorizer(bilm, cache_dir=None, random_state=1).fit(many).layer_scales_
+    b = ElmoVectorizer(bilm, cache_dir=None, random_state=1).fit(many).layer_scales_
+    np.testing.assert_array_equal(a, b)
+    np.testing.assert_allclose(a, spread, rtol=0.05)
+    with pytest.raises(TypeError, match="scale_layers must be True or False"):
+        ElmoVectorizer(bilm, scale_layers="yes", cache_dir=None).fit(X)
 
 
 def test_trainable_mix_learns_weights_from_labels(corpus, bilm):
@@ -169,10 +194,12 @@ def test_grid_search_with_fitted_bilm_never_pretrains(corpus, bilm, tmp_path):
 def test_layer_representations_are_reused_across_candidates(corpus, bilm):
     X, y = corpus
     before = _bilm_cache.REPRESENTATIONS.misses
-    frozen = ElmoVectorizer(bilm, layer_mix="frozen", cache_dir=None).fit(X)
-    assert _bilm_cache.REPRESENTATIONS.misses == before  # a frozen mix learns nothing: no biLM run
-    frozen.transform(X)
+    unscaled = ElmoVectorizer(bilm, scale_layers=False, cache_dir=None).fit(X)
+    assert _bilm_cache.REPRESENTATIONS.misses == before  # nothing to measure: no biLM run
+    ElmoVectorizer(bilm, cache_dir=None).fit(X)  # measures the layers' spread on X
     misses = _bilm_cache.REPRESENTATIONS.misses
+    assert misses > before
+    unscaled.transform(X)
     ElmoVectorizer(bilm, layer_mix="trainable", mix_epochs=1, cache_dir=None).fit(X, y)
     assert _bilm_cache.REPRESENTATIONS.misses == misses  # all from the cache
     assert _bilm_cache.REPRESENTATIONS.hits >= len(X)

@@ -28,6 +28,9 @@ def add_arguments(parser) -> None:
     parser.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
     parser.add_argument("--data-home", help="dataset folder (default: $ELMOFEAT_DATA or "
                         "~/elmofeat_data); GloVe is read from <data-home>/glove/")
+    parser.add_argument("--resume", action="store_true",
+                        help="keep the splits that an earlier run with the same settings "
+                        "finished (each finished split is saved under <output>/splits/)")
     parser.add_argument("--no-figures", action="store_true", help="skip the PNG figures")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
@@ -61,7 +64,8 @@ def run(args) -> int:
         except ImportError:
             raise ValueError("the figures need matplotlib: pip install 'elmofeat[plot]', "
                              "or pass --no-figures") from None
-    results = run_comparison(settings, data_home=args.data_home, progress=not args.no_progress)
+    results = run_comparison(settings, data_home=args.data_home, progress=not args.no_progress,
+                             splits_dir=output / "splits", resume=args.resume)
     results["command"] = "elmofeat " + shlex.join(args.argv)
     paths = write_report(results, output, figures=not args.no_figures)
     print(f"report written to {paths['report.md']} ({results['wall_seconds'] / 60:.1f} min)")

@@ -55,7 +55,8 @@ def _confusion(dataset, summary, methods, path):
 
 
 _FAMILY_COLORS = {"anchor": "tab:gray", "svd": "tab:blue", "skipgram": "tab:cyan",
-                  "elmo": "tab:orange", "elmo-glove": "tab:red", "hybrid": "tab:green"}
+                  "elmo": "tab:orange", "elmo-glove": "tab:red", "hybrid": "tab:green",
+                  "ablation": "tab:brown"}
 
 
 def _suite(results, summary, path):

@@ -62,18 +62,18 @@ class Context:
 @dataclass(frozen=True)
 class Method:
     label: str
-    family: str  # "anchor", "svd", "skipgram", "elmo", "elmo-glove", "hybrid"
+    family: str  # "anchor", "svd", "skipgram", "elmo", "elmo-glove", "hybrid", "ablation"
     make: Callable[[Context], Any]
     bilm: str | None = None  # which pretrained biLM of the split it uses
     needs_glove: bool = False
     C: float = 1.0  # of the LogisticRegression that follows
 
 
-def _elmo(mix, which="default"):
+def _elmo(mix, which="default", **params):
     def make(context):
         bilm = context.bilm if which == "default" else context.glove_bilm
         return ElmoVectorizer(bilm, layer_mix=mix, cache_dir=None, random_state=context.seed,
-                              **context.settings.mix_params())
+                              **context.settings.mix_params(), **params)
     return make
 
 
@@ -94,6 +94,9 @@ METHODS = {
     "elmo-trainable": Method("ELMo, trainable mix", "elmo", _elmo("trainable"), bilm="default"),
     "elmo-frozen": Method("ELMo, frozen mix", "elmo", _elmo("frozen"), bilm="default"),
     "elmo-mlp": Method("ELMo, MLP mix", "elmo", _elmo("mlp"), bilm="default"),
+    # The default's evidence: the frozen mix without dividing each layer by its spread.
+    "elmo-frozen-unscaled": Method("ELMo, frozen mix, layers unscaled", "ablation",
+                                   _elmo("frozen", scale_layers=False), bilm="default"),
     "elmo-glove-trainable": Method("ELMo + GloVe, trainable mix", "elmo-glove",
                                    _elmo("trainable", "glove"), bilm="glove", needs_glove=True),
     "elmo-glove-frozen": Method("ELMo + GloVe, frozen mix", "elmo-glove",

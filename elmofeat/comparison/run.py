@@ -10,11 +10,13 @@ this machine as the run goes, so the remaining time it shows is meaningful early
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import platform
 import re
 import time
 from datetime import datetime, timezone
+from pathlib import Path
 
 import numpy as np
 from sklearn.metrics import confusion_matrix, precision_recall_fscore_support
@@ -35,7 +37,8 @@ _COST_PER_TOKEN = {
     "svd": 8e-6,
     "skipgram": 25e-6,
     "elmo-trainable": 60e-6,
-    "elmo-frozen": 25e-6,
+    "elmo-frozen": 30e-6,
+    "elmo-frozen-unscaled": 25e-6,
     "elmo-mlp": 260e-6,
     "hybrid": 30e-6,
     "tfidf": 2e-6,
@@ -143,7 +146,38 @@ def _pretrain(which: str, settings, glove, seed, documents) -> BiLM:
     return BiLM(**params).fit(documents)
 
 
-def run_comparison(settings, data_home=None, progress=True, log=print) -> dict:
+def _split_file(folder, dataset_key, index) -> Path | None:
+    return None if folder is None else Path(folder) / f"{dataset_key}-{index + 1}.json"
+
+
+def _finished_split(path, settings, split) -> dict | None:
+    """A split's results kept by an earlier run with the same settings, or None."""
+    if path is None or not path.is_file():
+        return None
+    try:
+        saved = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None  # unreadable: run the split again
+    same = (saved.get("settings") == json.loads(json.dumps(settings.to_dict()))
+            and saved.get("elmofeat") == _environment()["elmofeat"]
+            and saved["entry"]["train_size"] == len(split.X_train)
+            and saved["entry"]["test_size"] == len(split.X_test))
+    return saved["entry"] if same else None
+
+
+def _keep_split(path, settings, entry) -> None:
+    if path is None:
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(path.name + ".tmp")
+    temporary.write_text(json.dumps({"settings": settings.to_dict(),
+                                     "elmofeat": _environment()["elmofeat"], "entry": entry}),
+                         encoding="utf-8")
+    os.replace(temporary, path)  # a run killed while writing leaves no half file
+
+
+def run_comparison(settings, data_home=None, progress=True, log=print, splits_dir=None,
+                   resume=False) -> dict:
     """Run every dataset, split and method of ``settings``; return the results dict.
 
     Parameters
@@ -156,6 +190,12 @@ def run_comparison(settings, data_home=None, progress=True, log=print) -> dict:
     log : callable
         Receives the plan (steps and estimated time) and one line per finished step
         (written above the progress bar when there is one).
+    splits_dir : str or path, default=None
+        Folder where each finished split's results are written (one JSON file per
+        split), so that a long run that is stopped loses at most one split.
+    resume : bool, default=False
+        Take a split's results from ``splits_dir`` instead of running it again when an
+        earlier run with the same settings and elmofeat version finished it.
 
     Returns
     -------
@@ -211,6 +251,14 @@ def run_comparison(settings, data_home=None, progress=True, log=print) -> dict:
                       "class_names": dataset.class_names, "splits": []}
             results["datasets"][dataset.key] = record
             for index, split in enumerate(dataset.splits):
+                kept = _split_file(splits_dir, dataset.key, index)
+                finished = _finished_split(kept, settings, split) if resume else None
+                if finished is not None:
+                    record["splits"].append(finished)
+                    bar.update(sum(cost for (d, i, _), cost in planned.items()
+                                   if d == dataset.key and i == index))
+                    say(f"[{dataset.title} {split.name}] kept from {kept}")
+                    continue
                 seed = settings.seed + index
                 entry = {"name": split.name, "train_size": len(split.X_train),
                          "test_size": len(split.X_test), "seed": seed, "methods": {}}
@@ -237,6 +285,7 @@ def run_comparison(settings, data_home=None, progress=True, log=print) -> dict:
                     say(f"{where} {METHODS[key].label}: accuracy {row['accuracy']:.4f}, "
                               f"macro-F1 {row['macro_f1']:.4f} ({row['seconds']:.0f} s)")
                 _bilm_cache.REPRESENTATIONS.clear()  # the next split has another biLM
+                _keep_split(kept, settings, entry)
     results["wall_seconds"] = time.perf_counter() - started
     return results
 
