@@ -5,6 +5,7 @@ Every vectorizer takes raw strings and returns dense document features, and work
 and with :mod:`joblib`.
 """
 
+from ._persistence import dump, load
 from ._version import __version__
 from .bilm import BiLM
 from .elmo import ElmoVectorizer
@@ -13,4 +14,4 @@ from .skipgram import SkipGramVectorizer
 from .svd import SVDVectorizer
 
 __all__ = ["BiLM", "ElmoVectorizer", "SVDVectorizer", "SkipGramVectorizer", "__version__",
-           "make_hybrid"]
+           "dump", "load", "make_hybrid"]

@@ -208,6 +208,32 @@ def check_pickle_in_fresh_process(estimator, X, y, tmp_path):
     np.testing.assert_array_equal(np.load(out_path), expected)
 
 
+def check_safe_file_in_fresh_process(estimator, X, y, tmp_path):
+    """elmofeat.dump / load: the estimator alone and inside a Pipeline, loaded in another
+    process without running code from the file, transforms (and predicts) the same."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+
+    import elmofeat
+
+    pipe = make_pipeline(clone(estimator), LogisticRegression(max_iter=500)).fit(X, y)
+    expected = np.hstack([pipe[0].transform(X), pipe.predict_proba(X)])
+    model_path, docs_path, out_path = (tmp_path / n for n in ("p.skops", "d.json", "o.npy"))
+    elmofeat.dump(pipe, model_path)
+    docs_path.write_text(json.dumps(X))
+    code = textwrap.dedent(
+        f"""
+        import json, warnings, numpy as np, elmofeat
+        warnings.simplefilter("error")
+        pipe = elmofeat.load({str(model_path)!r})
+        X = json.load(open({str(docs_path)!r}))
+        np.save({str(out_path)!r}, np.hstack([pipe[0].transform(X), pipe.predict_proba(X)]))
+        """
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, timeout=300)
+    np.testing.assert_array_equal(np.load(out_path), expected)
+
+
 def check_version_stamps_warn_on_mismatch(estimator, X, y):
     est = clone(estimator).fit(X, y)
     state = est.__getstate__()
@@ -271,6 +297,7 @@ CHECKS = [
     check_bad_input,
     check_accepts_iterables,
     check_pickle_in_fresh_process,
+    check_safe_file_in_fresh_process,
     check_version_stamps_warn_on_mismatch,
     check_set_output_pandas,
     check_pipeline_and_grid_search,

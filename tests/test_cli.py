@@ -71,12 +71,42 @@ def test_embed_with_a_bilm_writes_npy_and_parquet(saved_bilm, corpus, tmp_path):
     np.testing.assert_allclose(frame.to_numpy()[:, :16], features, rtol=1e-5, atol=1e-6)
 
 
-def test_embed_with_a_joblib_vectorizer_matches_transform(corpus, tmp_path):
+def test_embed_with_a_dumped_or_trusted_joblib_vectorizer_matches_transform(corpus, tmp_path, capsys):
+    import elmofeat
+
     vectorizer = SVDVectorizer(n_components=5, min_count=1, random_state=0).fit(TEXTS)
-    joblib.dump(vectorizer, tmp_path / "svd.joblib")
-    assert main(["embed", str(tmp_path / "svd.joblib"), str(corpus / "texts.txt"),
+    elmofeat.dump(vectorizer, tmp_path / "svd.skops")
+    assert main(["embed", str(tmp_path / "svd.skops"), str(corpus / "texts.txt"),
                  "-o", str(tmp_path / "f.npy")]) == 0
     np.testing.assert_array_equal(np.load(tmp_path / "f.npy"), vectorizer.transform(TEXTS))
+    joblib.dump(vectorizer, tmp_path / "svd.joblib")
+    # A pickle is refused unless the user says they trust it.
+    assert main(["embed", str(tmp_path / "svd.joblib"), str(corpus / "texts.txt"),
+                 "-o", str(tmp_path / "g.npy")]) == 1
+    assert "--trust-pickle" in capsys.readouterr().err and not (tmp_path / "g.npy").exists()
+    assert main(["embed", str(tmp_path / "svd.joblib"), str(corpus / "texts.txt"),
+                 "-o", str(tmp_path / "g.npy"), "--trust-pickle"]) == 0
+    np.testing.assert_array_equal(np.load(tmp_path / "g.npy"), vectorizer.transform(TEXTS))
+
+
+class _Evil:
+    def __init__(self, marker):
+        self.marker = marker
+
+    def __reduce__(self):
+        return (open, (self.marker, "w"))  # creating the marker file = code ran
+
+
+def test_embed_never_unpickles_without_trust_pickle(corpus, tmp_path, capsys):
+    import pickle
+
+    marker = tmp_path / "pwned"
+    for name in ("evil.pt", "evil.joblib", "evil.pkl"):
+        (tmp_path / name).write_bytes(pickle.dumps(_Evil(str(marker))))
+        assert main(["embed", str(tmp_path / name), str(corpus / "texts.txt"),
+                     "-o", str(tmp_path / "f.npy")]) == 1
+        assert "not an elmofeat model file" in capsys.readouterr().err
+    assert not marker.exists()
 
 
 def test_a_failed_embed_keeps_the_previous_output(saved_bilm, corpus, tmp_path):
@@ -111,7 +141,7 @@ def test_cli_error_messages_name_the_problem(saved_bilm, corpus, tmp_path, capsy
     assert "choose one with --column" in capsys.readouterr().err
     assert main(["embed", str(corpus / "texts.txt"), str(corpus / "texts.txt"), "-o",
                  str(tmp_path / "f.npy")]) == 1
-    assert "neither an elmofeat BiLM file nor a joblib file" in capsys.readouterr().err
+    assert "not an elmofeat model file" in capsys.readouterr().err
     assert main(["pretrain", str(corpus / "texts.txt"), "--column", "x", "-o", "m.pt"]) == 1
     assert "--column applies to CSV" in capsys.readouterr().err
 

@@ -573,7 +573,10 @@ class BiLM(TextEstimatorMixin, BaseEstimator):
         state = super().__getstate__()
         lm = state.pop("language_model_", None)
         if lm is not None:
-            state["_language_model_state"] = {k: v.detach().cpu() for k, v in lm.state_dict().items()}
+            # NumPy arrays (float32), not tensors: the state also serialises with skops
+            # (elmofeat.dump), which knows NumPy but not torch.
+            state["_language_model_state"] = {
+                k: v.detach().cpu().float().numpy() for k, v in lm.state_dict().items()}
         return state
 
     def __setstate__(self, state):
@@ -585,7 +588,8 @@ class BiLM(TextEstimatorMixin, BaseEstimator):
 
     def _restore_language_model(self, weights: dict) -> LanguageModel:
         lm = self._build_language_model(len(self.vocabulary_), input_dim=self.token_input_dim_)
-        lm.load_state_dict(weights)
+        # NumPy arrays (the current state) or tensors (pickles of earlier versions).
+        lm.load_state_dict({k: torch.as_tensor(v) for k, v in weights.items()})
         device = torch.device("cpu")
         with contextlib.suppress(ValueError):
             device = self._device  # a model trained on CUDA loads on a CPU-only machine

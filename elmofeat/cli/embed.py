@@ -15,8 +15,8 @@ FORMATS = (".npy", ".parquet")
 
 def add_arguments(parser) -> None:
     parser.add_argument("model", help="a BiLM saved by `elmofeat pretrain` / BiLM.save, or a "
-                        "fitted vectorizer or pipeline saved with joblib.dump (trusted files only: "
-                        "joblib files are pickles)")
+                        "fitted vectorizer or pipeline saved with elmofeat.dump (both load without "
+                        "running code); a joblib/pickle file only with --trust-pickle")
     parser.add_argument("input", help="text file (one document a line), CSV/TSV/Parquet file "
                         "(see --column) or dataset name")
     parser.add_argument("-o", "--output", required=True,
@@ -29,12 +29,19 @@ def add_arguments(parser) -> None:
     parser.add_argument("--n-jobs", type=int, default=None,
                         help="with a BiLM: parallel workers for the transform (default: 1)")
     parser.add_argument("--data-home", help="dataset folder for dataset names")
+    parser.add_argument("--trust-pickle", action="store_true",
+                        help="allow a joblib/pickle model file: loading a pickle runs code it "
+                        "names, so only for files you made yourself")
 
 
 def load_model(path: Path, args, texts):
-    """A fitted transformer of texts: the joblib file's, or a frozen-mix ElmoVectorizer
-    around a saved BiLM (fitting it learns nothing from ``texts``)."""
-    if zipfile.is_zipfile(path):  # BiLM.save writes a torch zip archive
+    """A fitted transformer of texts: the elmofeat.dump (or, trusted, joblib) file's, or
+    a frozen-mix ElmoVectorizer around a saved BiLM."""
+    from .._persistence import is_skops_file, load
+
+    if is_skops_file(path):
+        model = load(path)
+    elif zipfile.is_zipfile(path):  # BiLM.save writes a torch zip archive
         from ..bilm import BiLM
         from ..elmo import ElmoVectorizer
 
@@ -42,12 +49,20 @@ def load_model(path: Path, args, texts):
         vectorizer = ElmoVectorizer(bilm, layer_mix="frozen", mix_weights=args.mix_weights,
                                     pooling=args.pooling, n_jobs=args.n_jobs, cache_dir=None)
         return vectorizer.fit(texts)
-    import joblib
+    elif not args.trust_pickle:
+        # Checked before the file is opened as a pickle: unpickling runs code.
+        raise ValueError(
+            f"{path} is not an elmofeat model file (BiLM.save or elmofeat.dump). If it is a "
+            "joblib/pickle file that you made yourself, pass --trust-pickle: loading a pickle "
+            "runs any code it names. Better: save the model with elmofeat.dump(model, path)")
+    else:
+        import joblib
 
-    try:
-        model = joblib.load(path)
-    except Exception as exc:
-        raise ValueError(f"{path} is neither an elmofeat BiLM file nor a joblib file: {exc}") from exc
+        try:
+            model = joblib.load(path)
+        except Exception as exc:
+            raise ValueError(f"{path} is neither an elmofeat model file nor a joblib file: "
+                             f"{exc}") from exc
     if not hasattr(model, "transform"):
         raise TypeError(f"{path} holds a {type(model).__name__}, which has no transform method")
     return model

@@ -1,0 +1,125 @@
+"""A file format for fitted estimators that loads without running code.
+
+``joblib.dump`` writes a pickle: loading one runs whatever code the file names, so a
+pickle is only as safe as its author. :func:`dump` writes a `skops
+<https://skops.readthedocs.io>`_ file instead: the estimator's state as JSON plus NumPy
+arrays, rebuilt on :func:`load` only from types on an allow-list (scikit-learn's and
+NumPy's, which skops trusts, plus elmofeat's own, listed in :data:`TRUSTED_TYPES`). A
+file that names any other type is refused before anything in it is built.
+
+A fitted ``BiLM`` keeps its own weights-only format (:meth:`elmofeat.BiLM.save`); this
+module covers everything else: fitted vectorizers and pipelines that hold them.
+"""
+
+from __future__ import annotations
+
+import zipfile
+from pathlib import Path
+
+from ._files import atomic_path
+
+# The types, beyond skops' defaults, that an elmofeat file may contain. Each rebuilds
+# from plain data (its __setstate__ checks version stamps and rebuilds torch modules
+# from arrays); none runs code named by the file.
+TRUSTED_TYPES = (
+    "elmofeat.bilm.estimator.BiLM",
+    "elmofeat.elmo.ElmoVectorizer",
+    "elmofeat.svd.SVDVectorizer",
+    "elmofeat.skipgram.SkipGramVectorizer",
+    "elmofeat.comparison.methods.PretrainedVectorsVectorizer",
+    "elmofeat._text.Vocabulary",
+    "gensim.models.keyedvectors.KeyedVectors",
+)
+
+
+def _skops():
+    try:
+        import skops.io
+    except ImportError:  # pragma: no cover - skops is a dependency
+        raise ImportError("elmofeat.dump and elmofeat.load need skops: pip install skops") from None
+    return skops.io
+
+
+def dump(estimator, path) -> Path:
+    """Save a fitted estimator (a vectorizer, or a pipeline holding one) to ``path``.
+
+    The file loads with :func:`load` without running code from it (unlike a pickle);
+    an existing file at ``path`` is replaced only once the new one is complete.
+
+    Parameters
+    ----------
+    estimator : object
+        Any scikit-learn estimator made of scikit-learn, NumPy and elmofeat types.
+    path : str or path
+        Conventionally ending in ``.skops``.
+
+    Returns
+    -------
+    path : Path
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> import elmofeat
+    >>> texts = ["the cat sat on the mat", "the dog sat on the log"] * 10
+    >>> vec = elmofeat.SVDVectorizer(n_components=2, min_count=1, random_state=0).fit(texts)
+    >>> path = elmofeat.dump(vec, pathlib.Path(tempfile.mkdtemp()) / "svd.skops")
+    >>> (elmofeat.load(path).transform(texts) == vec.transform(texts)).all()
+    True
+    """
+    sio = _skops()
+    path = Path(path)
+    with atomic_path(path) as temporary:
+        sio.dump(estimator, temporary)
+    return path
+
+
+def load(path, trusted=()):
+    """Load an estimator written by :func:`dump`, building only trusted types.
+
+    Parameters
+    ----------
+    path : str or path
+    trusted : sequence of str, default=()
+        Further type names (``"module.Class"``) you trust, beyond scikit-learn's, NumPy's
+        and :data:`TRUSTED_TYPES`.
+
+    Returns
+    -------
+    estimator : object
+
+    Raises
+    ------
+    ValueError
+        If the file is not an elmofeat/skops file, or names a type that is not trusted
+        (nothing in it has been built then).
+    """
+    sio = _skops()
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"no file at {path}")
+    if not is_skops_file(path):
+        raise ValueError(f"{path} is not a file written by elmofeat.dump (a skops file)")
+    allowed = {*TRUSTED_TYPES, *trusted}
+    try:
+        untrusted = [name for name in sio.get_untrusted_types(file=path) if name not in allowed]
+    except Exception as exc:  # a damaged archive or schema
+        raise ValueError(f"{path} is damaged: {exc}") from exc
+    if untrusted:
+        raise ValueError(
+            f"{path} holds types that elmofeat does not trust: {', '.join(sorted(untrusted))}. "
+            "Nothing was loaded. If you trust the file's author, pass them as "
+            "load(path, trusted=[...])")
+    try:
+        return sio.load(path, trusted=sorted(allowed))
+    except Exception as exc:
+        raise ValueError(f"{path} could not be loaded: {exc}") from exc
+
+
+def is_skops_file(path) -> bool:
+    """Whether ``path`` is a skops archive (a zip with a ``schema.json``)."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            return "schema.json" in archive.namelist()
+    except (zipfile.BadZipFile, OSError):
+        return False

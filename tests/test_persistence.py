@@ -1,0 +1,79 @@
+"""elmofeat.dump / elmofeat.load: fitted estimators in a file that loads without running code."""
+
+import pickle
+import zipfile
+
+import numpy as np
+import pytest
+from sklearn.linear_model import LogisticRegression
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import FunctionTransformer
+
+import elmofeat
+from elmofeat import BiLM, ElmoVectorizer, SVDVectorizer, make_hybrid
+
+from .estimator_checks import make_topic_corpus
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    return make_topic_corpus(80)
+
+
+def test_a_hybrid_pipeline_round_trips(corpus, tmp_path):
+    X, y = corpus
+    bilm = BiLM(embedding_dim=8, hidden_dim=8, max_epochs=1, random_state=0)
+    pipe = make_pipeline(make_hybrid(ElmoVectorizer(bilm, cache_dir=None)),
+                         LogisticRegression(max_iter=300)).fit(X, y)
+    loaded = elmofeat.load(elmofeat.dump(pipe, tmp_path / "hybrid.skops"))
+    np.testing.assert_array_equal(loaded.predict_proba(X), pipe.predict_proba(X))
+
+
+def test_a_file_naming_an_untrusted_type_is_refused_before_anything_is_built(corpus, tmp_path):
+    X, y = corpus
+    import os
+
+    pipe = make_pipeline(FunctionTransformer(os.system), LogisticRegression())
+    elmofeat.dump(pipe, tmp_path / "evil.skops")
+    with pytest.raises(ValueError, match="types that elmofeat does not trust: .*system"):
+        elmofeat.load(tmp_path / "evil.skops")
+
+
+def test_foreign_and_damaged_files_give_clear_errors(corpus, tmp_path):
+    X, _ = corpus
+    (tmp_path / "pickle.skops").write_bytes(pickle.dumps({"a": 1}))
+    with pytest.raises(ValueError, match="not a file written by elmofeat.dump"):
+        elmofeat.load(tmp_path / "pickle.skops")
+    with pytest.raises(FileNotFoundError, match="no file at"):
+        elmofeat.load(tmp_path / "missing.skops")
+    good = elmofeat.dump(SVDVectorizer(n_components=3, min_count=1, random_state=0).fit(X),
+                         tmp_path / "svd.skops")
+    # A schema that is not JSON any more.
+    with zipfile.ZipFile(good) as archive:
+        members = {name: archive.read(name) for name in archive.namelist()}
+    members["schema.json"] = members["schema.json"][:-20]
+    with zipfile.ZipFile(tmp_path / "damaged.skops", "w") as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+    with pytest.raises(ValueError, match="damaged"):
+        elmofeat.load(tmp_path / "damaged.skops")
+    # Truncated archive: not a skops file any more.
+    (tmp_path / "cut.skops").write_bytes(good.read_bytes()[:200])
+    with pytest.raises(ValueError, match="not a file written by elmofeat.dump"):
+        elmofeat.load(tmp_path / "cut.skops")
+
+
+def test_a_failed_dump_keeps_the_previous_file(corpus, tmp_path):
+    X, _ = corpus
+    path = elmofeat.dump(SVDVectorizer(n_components=3, min_count=1, random_state=0).fit(X),
+                         tmp_path / "m.skops")
+    before = path.read_bytes()
+
+    class Unsavable:
+        def __getstate__(self):
+            raise RuntimeError("cannot save this")
+
+    with pytest.raises(Exception):
+        elmofeat.dump(Unsavable(), path)
+    assert path.read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir()] == ["m.skops"]
