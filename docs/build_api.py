@@ -15,12 +15,13 @@ OUTPUT = Path(__file__).resolve().parent / "api.md"
 
 # (module, names): what the reference documents, in this order.
 PUBLIC = [
-    ("elmofeat", ["ElmoVectorizer", "BiLM", "SVDVectorizer", "SkipGramVectorizer"]),
+    ("elmofeat", ["ElmoVectorizer", "BiLM", "SVDVectorizer", "SkipGramVectorizer",
+                  "make_hybrid", "dump", "load"]),
     ("elmofeat.mix", ["ScalarMix", "MLPMix"]),
-    ("elmofeat.datasets", ["load_ag_news", "load_r8", "get_data_home", "clean_ag_news_text",
+    ("elmofeat.datasets", ["load_ag_news", "load_r8", "load_cr", "load_mpqa", "get_data_home", "clean_ag_news_text",
                            "fetch_file", "RemoteFile"]),
     ("elmofeat.comparison", ["ComparisonSettings", "run_comparison", "write_report"]),
-    ("elmofeat.exceptions", ["ElmofeatVersionWarning"]),
+    ("elmofeat.exceptions", ["ElmofeatVersionWarning", "CacheWarning"]),
 ]
 SECTION = re.compile(r"^(\w[\w ]*)\n-+\n", re.M)
 

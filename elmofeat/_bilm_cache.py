@@ -6,9 +6,14 @@ prevent that:
 
 * **Pretrained biLMs**, keyed by the biLM's parameters and a digest of the training
   texts: in this process (a small LRU), and, when a cache folder is in use, on disk as
-  ``BiLM.save`` files guarded by a file lock, so that parallel workers (joblib
-  processes) wait for one another instead of pretraining the same model twice. Every
-  pretraining appends a line to ``pretrain.log`` in that folder.
+  ``BiLM.save`` files guarded by a file lock (``filelock``), so that parallel workers
+  (joblib processes) wait for one another instead of pretraining the same model twice.
+  Every pretraining appends a line to ``pretrain.log`` in that folder.
+
+  The folder is the user's own: created private (0700), and refused (with a warning,
+  the fit goes on without it) when it is not a folder of this user that only this user
+  can write, so that another user cannot plant models or links in it. A cache that
+  cannot be written (a full disk) only warns: the fitted model is never lost to it.
 * **Layer representations** of documents, keyed by the biLM and the document text, in
   this process, within a memory budget: candidates that differ only in the mix reuse
   what the biLM computed for the same documents.
@@ -16,16 +21,18 @@ prevent that:
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
-import tempfile
+import stat
 import time
+import warnings
 from collections import OrderedDict
 from pathlib import Path
 
 import numpy as np
+
+from .exceptions import CacheWarning
 
 # Parameters that do not change the pretrained model.
 _IGNORED = ("verbose", "n_threads", "checkpoint_dir", "checkpoint_every", "device")
@@ -34,12 +41,44 @@ _FOLDER_BILMS = 8
 
 
 def default_cache_dir() -> Path:
-    """``$ELMOFEAT_CACHE``, else a per-user folder in the system temporary directory."""
+    """``$ELMOFEAT_CACHE``, else the user's cache folder (``platformdirs``:
+    ``~/.cache/elmofeat`` on Linux, ``~/Library/Caches/elmofeat`` on macOS,
+    ``%LOCALAPPDATA%\\elmofeat\\Cache`` on Windows)."""
     env = os.environ.get("ELMOFEAT_CACHE")
     if env:
         return Path(env).expanduser()
-    user = getattr(os, "getuid", lambda: "user")()
-    return Path(tempfile.gettempdir()) / f"elmofeat-cache-{user}"
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("elmofeat", appauthor=False))
+
+
+def private_folder(folder: Path) -> Path:
+    """Create ``folder`` (0700) if needed and check that it is safe to use.
+
+    Raises
+    ------
+    PermissionError
+        If it is a link, not a folder, owned by another user, or writable by others.
+    """
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    info = os.lstat(folder)
+    if stat.S_ISLNK(info.st_mode) or not stat.S_ISDIR(info.st_mode):
+        raise PermissionError(f"cache folder {folder} is a link or not a folder")
+    if hasattr(os, "getuid"):  # POSIX ownership and modes (Windows: per-user by ACL)
+        if info.st_uid != os.getuid():
+            raise PermissionError(f"cache folder {folder} belongs to another user")
+        if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+            raise PermissionError(f"cache folder {folder} can be written by other users "
+                                  f"(mode {stat.S_IMODE(info.st_mode):o}); use a private one (0700)")
+    return folder
+
+
+def _append_line(path: Path, line: str) -> None:
+    """Append to ``path`` without following a link planted in its place."""
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+    handle = os.open(path, flags, 0o600)
+    with os.fdopen(handle, "a", encoding="utf-8") as log:
+        log.write(line + "\n")
 
 
 def documents_digest(documents) -> str:
@@ -60,21 +99,6 @@ def bilm_key(bilm, documents) -> str | None:
     described = {k: repr(v) for k, v in sorted(params.items()) if k not in _IGNORED}
     text = json.dumps(described, sort_keys=True) + documents_digest(documents)
     return hashlib.sha256(text.encode()).hexdigest()[:32]
-
-
-@contextlib.contextmanager
-def _file_lock(path: Path):
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - no POSIX locks: processes may duplicate work
-        yield
-        return
-    with open(path, "a+") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def _evict(folder: Path, keep: int) -> None:
@@ -110,35 +134,48 @@ class BiLMCache:
         if key in self._memory:
             self._memory.move_to_end(key)
             return self._memory[key]
+        if folder is not None:
+            try:
+                folder = private_folder(Path(folder))
+            except OSError as exc:
+                warnings.warn(f"not using the biLM cache folder: {exc}; pretraining without it "
+                              "(set cache_dir to a private folder, or None)", CacheWarning,
+                              stacklevel=4)
+                folder = None
         if folder is None:
             fitted = clone(bilm).fit(documents)
         else:
-            fitted = self._from_folder(bilm, documents, key, Path(folder))
+            fitted = self._from_folder(bilm, documents, key, folder)
         self._remember(key, fitted)
         return fitted
 
     def _from_folder(self, bilm, documents, key: str, folder: Path):
+        from filelock import FileLock
         from sklearn.base import clone
 
         from .bilm import BiLM
 
-        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
         path = folder / f"bilm-{key}.pt"
-        with _file_lock(folder / f"bilm-{key}.lock"):
-            if path.is_file():
+        with FileLock(folder / f"bilm-{key}.lock"):
+            if path.is_file() and not path.is_symlink():
                 try:
                     loaded = BiLM.load(path, device=bilm.device)
-                    os.utime(path)  # recently used
+                    os.utime(path, follow_symlinks=False)  # recently used
                     return loaded
                 except (ValueError, OSError):
                     path.unlink(missing_ok=True)  # unreadable entry: pretrain again
             start = time.perf_counter()
             fitted = clone(bilm).fit(documents)
-            fitted.save(path)
-            _evict(folder, keep=_FOLDER_BILMS)
-            with open(folder / "pretrain.log", "a") as log:
-                log.write(json.dumps({"key": key, "documents": len(documents), "pid": os.getpid(),
-                                      "seconds": round(time.perf_counter() - start, 3)}) + "\n")
+            # The cache is a convenience: failing to write it never loses the model.
+            try:
+                fitted.save(path)
+                _evict(folder, keep=_FOLDER_BILMS)
+                _append_line(folder / "pretrain.log", json.dumps(
+                    {"key": key, "documents": len(documents), "pid": os.getpid(),
+                     "seconds": round(time.perf_counter() - start, 3)}))
+            except OSError as exc:
+                warnings.warn(f"could not write the biLM cache in {folder}: {exc}; the fitted "
+                              "biLM is kept in memory only", CacheWarning, stacklevel=5)
         return fitted
 
     def clear(self):

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -32,8 +34,51 @@ def atomic_path(path):
     os.close(handle)
     temporary = Path(temporary)
     try:
-        yield temporary
+        try:
+            yield temporary
+        except (OSError, RuntimeError) as exc:
+            if _out_of_space(exc):
+                raise DiskFullError(path, exc) from exc
+            raise
         os.chmod(temporary, 0o666 & ~_UMASK)  # mkstemp makes it private; give it the usual mode
         os.replace(temporary, path)
     finally:
         temporary.unlink(missing_ok=True)
+
+
+_FULL = (errno.ENOSPC, errno.EFBIG, getattr(errno, "EDQUOT", errno.ENOSPC))
+
+
+def _out_of_space(exc: BaseException) -> bool:
+    """Whether a write failed because the disk (or the file size limit) is full.
+
+    torch's zip writer reports a short write as ``RuntimeError: ... unexpected pos``
+    instead of passing on the ``OSError``.
+    """
+    while exc is not None:
+        if isinstance(exc, OSError) and exc.errno in _FULL:
+            return True
+        if isinstance(exc, RuntimeError) and ("unexpected pos" in str(exc)
+                                              or "file write failed" in str(exc)):
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
+class DiskFullError(OSError):
+    """A file could not be written for lack of space; the previous file is intact."""
+
+    def __init__(self, path, cause):
+        path = Path(path)
+        try:
+            free = f"{shutil.disk_usage(path.parent).free / 2**20:,.1f} MiB free there"
+        except OSError:  # pragma: no cover - the folder vanished
+            free = "free space unknown"
+        super().__init__(
+            errno.ENOSPC,
+            f"could not write {path}: the disk that holds {path.parent} is full, or the "
+            f"file size limit (ulimit -f) was reached ({free}); any previous {path.name} "
+            f"is intact ({type(cause).__name__}: {str(cause).splitlines()[0] if str(cause) else ''})")
+
+    def __str__(self):
+        return self.strerror

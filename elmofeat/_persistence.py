@@ -64,7 +64,7 @@ def dump(estimator, path) -> Path:
     >>> texts = ["the cat sat on the mat", "the dog sat on the log"] * 10
     >>> vec = elmofeat.SVDVectorizer(n_components=2, min_count=1, random_state=0).fit(texts)
     >>> path = elmofeat.dump(vec, pathlib.Path(tempfile.mkdtemp()) / "svd.skops")
-    >>> (elmofeat.load(path).transform(texts) == vec.transform(texts)).all()
+    >>> bool((elmofeat.load(path).transform(texts) == vec.transform(texts)).all())
     True
     """
     sio = _skops()
@@ -93,6 +93,18 @@ def load(path, trusted=()):
     ValueError
         If the file is not an elmofeat/skops file, or names a type that is not trusted
         (nothing in it has been built then).
+
+    Examples
+    --------
+    >>> import os, tempfile, pathlib
+    >>> from sklearn.preprocessing import FunctionTransformer
+    >>> import elmofeat
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "evil.skops"
+    >>> _ = elmofeat.dump(FunctionTransformer(os.system), path)
+    >>> elmofeat.load(path)
+    Traceback (most recent call last):
+    ...
+    ValueError: ... holds types that elmofeat does not trust: ...system. Nothing was loaded. ...
     """
     sio = _skops()
     path = Path(path)

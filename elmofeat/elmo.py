@@ -94,8 +94,9 @@ class ElmoVectorizer(BaseTextVectorizer):
         Where a biLM that this vectorizer pretrains runs (a fitted biLM stays where it is).
     cache_dir : "auto", None or path, default="auto"
         Where pretrained biLMs are shared between clones and worker processes (see
-        Notes). ``"auto"``: ``$ELMOFEAT_CACHE`` or a per-user folder in the temporary
-        directory; ``None``: share within this process only.
+        Notes). ``"auto"``: ``$ELMOFEAT_CACHE`` or the user's cache folder
+        (``platformdirs``); ``None``: share within this process only. A folder that
+        another user can write is not used, and one that cannot be written only warns.
     n_jobs : int, default=None
         Parallel workers of :meth:`transform` through joblib (None: 1 unless a
         ``joblib.parallel_config`` context says otherwise; -1: all CPUs). Each worker

@@ -56,7 +56,7 @@ def main(argv=None) -> int:
     args.argv = argv
     try:
         return args.run(args)
-    except (FileNotFoundError, ValueError, TypeError, ImportError, FloatingPointError) as exc:
+    except (OSError, ValueError, TypeError, ImportError, FloatingPointError) as exc:
         message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         print(f"elmofeat {args.command}: error: {message}", file=sys.stderr)
         return 1

@@ -1,0 +1,153 @@
+"""The biLM cache folder: private, never following planted links, never losing a fit;
+and saving to a full disk."""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+from elmofeat import BiLM, ElmoVectorizer, _bilm_cache
+from elmofeat._bilm_cache import default_cache_dir
+from elmofeat.exceptions import CacheWarning
+
+from .estimator_checks import make_topic_corpus
+
+TINY = dict(embedding_dim=8, hidden_dim=8, max_epochs=1, batch_size=16, random_state=0)
+posix_only = pytest.mark.skipif(not hasattr(os, "getuid"), reason="POSIX modes and rlimits")
+
+
+@pytest.fixture(autouse=True)
+def _fresh():
+    _bilm_cache.BILMS.clear()
+    yield
+    _bilm_cache.BILMS.clear()
+
+
+@pytest.fixture(scope="module")
+def texts():
+    return make_topic_corpus(60)[0]
+
+
+def test_default_folder_is_the_users_cache_folder(monkeypatch, tmp_path):
+    monkeypatch.delenv("ELMOFEAT_CACHE", raising=False)
+    import platformdirs
+
+    assert default_cache_dir() == __import__("pathlib").Path(
+        platformdirs.user_cache_dir("elmofeat", appauthor=False))
+    monkeypatch.setenv("ELMOFEAT_CACHE", str(tmp_path / "mine"))
+    assert default_cache_dir() == tmp_path / "mine"
+
+
+@posix_only
+def test_a_new_folder_is_private_and_used(texts, tmp_path):
+    folder = tmp_path / "cache"
+    ElmoVectorizer(BiLM(**TINY), cache_dir=folder).fit(texts)
+    assert oct(folder.stat().st_mode & 0o777) == "0o700"
+    assert len(list(folder.glob("bilm-*.pt"))) == 1
+    assert (folder / "pretrain.log").read_text().count("\n") == 1
+
+
+@posix_only
+@pytest.mark.parametrize("kind", ["world-writable", "link"])
+def test_an_unsafe_folder_is_not_used(texts, tmp_path, kind):
+    real = tmp_path / "shared"
+    real.mkdir()
+    if kind == "world-writable":
+        real.chmod(0o777)
+        folder = real
+    else:
+        folder = tmp_path / "link"
+        folder.symlink_to(real, target_is_directory=True)
+    with pytest.warns(CacheWarning, match="not using the biLM cache folder"):
+        features = ElmoVectorizer(BiLM(**TINY), cache_dir=folder).fit_transform(texts)
+    assert np.isfinite(features).all() and features.shape == (len(texts), 16)
+    assert list(real.iterdir()) == []  # nothing written into it
+
+
+@posix_only
+def test_a_planted_log_link_is_not_followed(texts, tmp_path):
+    folder = tmp_path / "cache"
+    folder.mkdir(mode=0o700)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    (folder / "pretrain.log").symlink_to(victim)
+    with pytest.warns(CacheWarning, match="could not write the biLM cache"):
+        vec = ElmoVectorizer(BiLM(**TINY), cache_dir=folder).fit(texts)
+    assert victim.read_text() == "precious\n"
+    assert vec.transform(texts[:2]).shape == (2, 16)
+
+
+def _run_with_file_size_limit(code: str, limit_bytes: int, cwd) -> subprocess.CompletedProcess:
+    """Run ``code`` in a fresh Python whose files may not grow beyond ``limit_bytes``
+    (``ulimit -f``): every larger write fails as on a full disk."""
+    import resource
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit_bytes, limit_bytes))
+
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
+                          text=True, timeout=300, preexec_fn=limit, cwd=cwd)
+
+
+@posix_only
+def test_a_full_disk_keeps_the_old_model_and_says_so(tmp_path):
+    small = BiLM(**TINY).fit(["a b c d"] * 5)
+    small.save(tmp_path / "m.pt")
+    before = (tmp_path / "m.pt").read_bytes()
+    code = f"""
+        from elmofeat import BiLM
+        from tests.estimator_checks import make_topic_corpus
+        bilm = BiLM(embedding_dim=64, hidden_dim=64, max_epochs=1, random_state=0)
+        bilm.fit(make_topic_corpus(60)[0])
+        try:
+            bilm.save({str(tmp_path / "m.pt")!r})
+        except OSError as exc:
+            print("ERROR", type(exc).__name__, exc)
+    """
+    result = _run_with_file_size_limit(code, len(before) + 4096, cwd=os.getcwd())
+    assert "ERROR DiskFullError could not write" in result.stdout, result.stderr[-2000:]
+    assert "is full, or the file size limit" in result.stdout
+    assert (tmp_path / "m.pt").read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.pt"]  # no temporary left
+
+
+@posix_only
+def test_a_full_cache_disk_warns_and_the_fit_goes_on(tmp_path):
+    code = f"""
+        import warnings
+        from elmofeat import BiLM, ElmoVectorizer
+        from tests.estimator_checks import make_topic_corpus
+        texts = make_topic_corpus(60)[0]
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            vec = ElmoVectorizer(BiLM(embedding_dim=64, hidden_dim=64, max_epochs=1,
+                                      random_state=0), cache_dir={str(tmp_path / "c")!r})
+            features = vec.fit_transform(texts)
+        print("SHAPE", features.shape)
+        print("WARN", [str(w.message) for w in caught if "cache" in str(w.message)])
+    """
+    result = _run_with_file_size_limit(code, 20_000, cwd=os.getcwd())
+    assert "SHAPE (60, 128)" in result.stdout, result.stderr[-2000:]
+    assert "could not write the biLM cache" in result.stdout
+    assert "is full" in result.stdout
+
+
+@posix_only
+def test_cli_pretrain_on_a_full_disk_prints_one_line(tmp_path):
+    corpus = tmp_path / "texts.txt"
+    corpus.write_text("\n".join(make_topic_corpus(60)[0]))
+    code = f"""
+        import sys
+        from elmofeat.cli import main
+        sys.exit(main(["pretrain", {str(corpus)!r}, "-o", {str(tmp_path / "m.pt")!r},
+                       "--embedding-dim", "64", "--hidden-dim", "64", "--epochs", "1", "--quiet"]))
+    """
+    result = _run_with_file_size_limit(code, 20_000, cwd=os.getcwd())
+    assert result.returncode == 1, result.stderr[-2000:]
+    assert "Traceback" not in result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "elmofeat pretrain: error: could not write" in lines[0]
+    assert not (tmp_path / "m.pt").exists()
