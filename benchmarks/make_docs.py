@@ -41,6 +41,10 @@ SECTIONS = [
      "machine, and the share of the peak is the measure that matters."),
     ("bilm_scaling", "biLM pretraining cost against corpus size", "One epoch per size."),
     ("bilm_quality", "biLM held-out perplexity", "Word, word + GloVe and char-CNN token layers."),
+    ("fuzz", "Fuzz suite, long run", "The properties of `tests/test_fuzz.py` (random text, "
+     "parameter values, labels and files at every estimator, loader and the CLI: a clear "
+     "`TypeError`/`ValueError` or finite output, never another exception or NaN) with many "
+     "more random examples than CI's fixed 15."),
 ]
 
 

@@ -267,7 +267,7 @@ class Vocabulary:
         return len(self.tokens)
 
     def __contains__(self, token: str) -> bool:
-        return self.index.get_indexer([token])[0] >= 0
+        return self.index.get_indexer(_objects([token]))[0] >= 0
 
     @property
     def index(self) -> pd.Index:
@@ -286,7 +286,8 @@ class Vocabulary:
         offsets = np.zeros(len(token_lists) + 1, dtype=np.int64)
         np.cumsum(lengths, out=offsets[1:])
         flat = list(chain.from_iterable(token_lists))
-        ids = self.index.get_indexer(flat).astype(np.int64) if flat else np.zeros(0, np.int64)
+        ids = (self.index.get_indexer(_objects(flat)).astype(np.int64) if flat
+               else np.zeros(0, np.int64))
         if self.unknown is not None:
             ids[ids < 0] = self.unknown_id
         return RaggedIds(ids, offsets)
@@ -295,3 +296,10 @@ class Vocabulary:
         state = self.__dict__.copy()
         state["_index"] = None  # derived; rebuilt lazily after loading
         return state
+
+
+def _objects(tokens) -> pd.Index:
+    """Tokens as an object Index: with pyarrow installed, pandas would otherwise convert
+    them to Arrow strings, which cannot hold a lone surrogate (``"\\ud800"``, valid in a
+    Python str) and fail deep inside pyarrow."""
+    return pd.Index(tokens, dtype=object)

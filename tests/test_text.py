@@ -122,3 +122,13 @@ def test_missing_values_of_any_float_type_and_offsets_in_messages():
 def test_invalid_token_pattern_is_a_value_error():
     with pytest.raises(ValueError, match=r"token_pattern '\(' is not a valid regular expression"):
         TextTokenizer(token_pattern="(")
+
+
+def test_lone_surrogates_are_ordinary_unknown_tokens():
+    # A lone surrogate is a valid Python str but not valid UTF-8: pandas' Arrow strings
+    # reject it, so a lookup built on them crashed inside pyarrow (found by the fuzz suite).
+    vocab = Vocabulary.build([["a", "b"]], specials=("<unk>",), unknown="<unk>")
+    ids = vocab.encode([["a", "\ud800"], ["\udfff", "b"]]).ids
+    assert ids.tolist() == [vocab.tokens.index("a"), vocab.unknown_id, vocab.unknown_id,
+                            vocab.tokens.index("b")]
+    assert "\ud800" not in vocab

@@ -80,7 +80,8 @@ def make_windows(
     word_ids[offsets[:-1]] = vocabulary.tokens.index(BOS)
     word_ids[offsets[1:] - 1] = vocabulary.tokens.index(EOS)
     if flat:
-        word_ids[is_content] = vocabulary.index.get_indexer(flat)
+        # An object Index: Arrow strings (pandas' default with pyarrow) reject lone surrogates.
+        word_ids[is_content] = vocabulary.index.get_indexer(pd.Index(flat, dtype=object))
     word_ids[word_ids < 0] = vocabulary.tokens.index(UNK)
     type_ids = types = None
     if with_types:
