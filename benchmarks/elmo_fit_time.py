@@ -2,8 +2,8 @@
 
 The sentences are cut from AG News documents (the 7,600-row partition) at sentence
 ends, keeping those of 12 to 30 words, each labelled with its document's topic. The
-vectorizer runs with every default (biLM pretrained on the sentences, trainable mix,
-cross-fitted) in a fresh process, with ``verbose=True`` so that its own estimate of the
+vectorizer runs with every default (biLM pretrained on the sentences, frozen mix with
+its layers measured on the sentences) in a fresh process, with ``verbose=True`` so that its own estimate of the
 pretraining time is recorded beside the measured one. Target: at most 3 minutes on 2
 cores.
 

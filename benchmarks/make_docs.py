@@ -23,6 +23,9 @@ SECTIONS = [
      "Target: at most 10% over plain gensim `Word2Vec` with the same parameters."),
     ("scaling_svd", "SVDVectorizer cost against corpus size",
      "Wall time and peak memory of `fit` up to 5 million tokens."),
+    ("memory", "ElmoVectorizer memory",
+     "Peak resident memory of `transform` against document length and corpus size, and of "
+     "a `fit` that fills the representation cache."),
     ("elmo_speed", "ElmoVectorizer speed", "`transform` throughput and the saving from reusing "
      "layer representations across the candidates of a search."),
     ("transform_scaling", "ElmoVectorizer.transform across joblib workers",

@@ -5,6 +5,7 @@ Every vectorizer takes raw strings and returns dense document features, and work
 and with :mod:`joblib`.
 """
 
+from ._config import config_context, get_config, set_config
 from ._persistence import dump, load
 from ._version import __version__
 from .bilm import BiLM
@@ -14,4 +15,4 @@ from .skipgram import SkipGramVectorizer
 from .svd import SVDVectorizer
 
 __all__ = ["BiLM", "ElmoVectorizer", "SVDVectorizer", "SkipGramVectorizer", "__version__",
-           "dump", "load", "make_hybrid"]
+           "config_context", "dump", "get_config", "load", "make_hybrid", "set_config"]

@@ -192,11 +192,16 @@ class RepresentationCache:
         self.hits = self.misses = 0
 
     def clear(self):
+        had_entries = bool(self._entries)
         self._entries.clear()
         self._bytes = 0
+        if had_entries:
+            release_free_memory()
 
-    def embed(self, bilm, bilm_id: str, documents: list[str]) -> tuple[np.ndarray, np.ndarray]:
-        """Like ``bilm.embed_flat(documents)``, computing only documents not cached."""
+    def embed(self, bilm, bilm_id: str, documents: list[str],
+              store: bool = True) -> tuple[np.ndarray, np.ndarray]:
+        """Like ``bilm.embed_flat(documents)``, computing only documents not cached;
+        with ``store=False`` what it computes is not added to the cache."""
         keys = [(bilm_id, hashlib.sha256(d.encode("utf-8", "surrogatepass")).digest())
                 for d in documents]
         missing = [i for i, k in enumerate(keys) if k not in self._entries]
@@ -208,8 +213,9 @@ class RepresentationCache:
             for j, i in enumerate(missing):
                 fresh[keys[i]] = layers[offsets[j] : offsets[j + 1]]
         parts = [fresh[k] if k in fresh else self._entries[k] for k in keys]
-        for key, value in fresh.items():
-            self._store(key, value)
+        if store:
+            for key, value in fresh.items():
+                self._store(key, value)
         for key in keys:
             if key in self._entries:
                 self._entries.move_to_end(key)
@@ -217,6 +223,21 @@ class RepresentationCache:
         offsets = np.concatenate([[0], np.cumsum(lengths)])
         shape = (0, bilm.n_representations_, bilm.output_dim_)
         return (np.concatenate(parts) if parts else np.zeros(shape, np.float32)), offsets
+
+    def shrink_to(self, max_bytes: int) -> None:
+        """Drop the least recently used entries until at most ``max_bytes`` are held."""
+        dropped = False
+        while self._entries and self._bytes > max_bytes:
+            _, old = self._entries.popitem(last=False)
+            self._bytes -= old.nbytes
+            dropped = True
+        if dropped:
+            release_free_memory()
+
+    @property
+    def n_bytes(self) -> int:
+        """Bytes of representations held now."""
+        return self._bytes
 
     def _store(self, key, value: np.ndarray):
         if self.max_bytes <= 0 or value.nbytes > self.max_bytes or key in self._entries:
@@ -229,5 +250,19 @@ class RepresentationCache:
             self._bytes -= old.nbytes
 
 
+def release_free_memory() -> None:
+    """Give freed heap memory back to the operating system where the C library allows.
+
+    Thousands of per-document arrays freed at once leave glibc's heap fragmented, and
+    the process's resident memory would not fall after clearing the cache.
+    """
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc: nothing to do
+        pass
+
+
 BILMS = BiLMCache()
-REPRESENTATIONS = RepresentationCache()
+REPRESENTATIONS = RepresentationCache(max_bytes=1 << 30)

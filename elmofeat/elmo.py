@@ -32,10 +32,13 @@ from .mix import (
     mix_and_pool,
     pool_layers,
     pooled_features,
+    stream_mix_and_pool,
 )
 
-# Documents transformed at once: bounds memory to about this many documents' layers.
+# Documents transformed at once, and tokens whose layer representations are held at
+# once (about 100 MB with the default biLM): memory follows these, not the corpus.
 _CHUNK = 512
+_TOKEN_BUDGET = 16_384
 # Documents the frozen mix measures its layers' spread on.
 _SPREAD_SAMPLE = 2048
 
@@ -287,7 +290,15 @@ class ElmoVectorizer(BaseTextVectorizer):
         return _bilm_cache.BILMS.fitted(bilm, documents, self._cache_folder())
 
     def _layers(self, documents):
+        """Representations for fitting: kept in the process cache for reuse (the other
+        candidates of a search, cross-fitting)."""
         return _bilm_cache.REPRESENTATIONS.embed(self.bilm_, self._bilm_id_, documents)
+
+    def _cached_layers(self, documents):
+        """Representations for transforming: taken from the cache where a fit left them,
+        never added to it, so transforming a corpus keeps no memory."""
+        return _bilm_cache.REPRESENTATIONS.embed(self.bilm_, self._bilm_id_, documents,
+                                                 store=False)
 
     # --------------------------------------------------------------------- fitting
     def _layer_spread(self, documents, seed) -> np.ndarray:
@@ -439,7 +450,8 @@ class ElmoVectorizer(BaseTextVectorizer):
         documents = validate_documents(X)
         n_jobs = min(effective_n_jobs(self.n_jobs), max(len(documents) // _CHUNK, 1))
         if n_jobs == 1:
-            parts = [mix_and_pool(self.layer_mix, self.mix_params_, *self._layers(chunk), self.pooling)
+            parts = [_features(self.bilm_, self.layer_mix, self.mix_params_, self.pooling,
+                               chunk, self._cached_layers)
                      for chunk in _chunks(documents, _CHUNK)]
         else:
             threads = max(1, cpu_count() // n_jobs)
@@ -477,6 +489,46 @@ def _transform_part(bilm, layer_mix, mix_params, pooling, documents, n_threads):
     """Features of a part of the documents, in a worker with ``n_threads`` threads."""
     with torch_threads(n_threads), threadpool_limits(n_threads):
         return np.concatenate([
-            mix_and_pool(layer_mix, mix_params, *bilm.embed_flat(chunk), pooling)
+            _features(bilm, layer_mix, mix_params, pooling, chunk, bilm.embed_flat)
             for chunk in _chunks(documents, _CHUNK)
         ])
+
+
+def _features(bilm, layer_mix, mix_params, pooling, documents, layers_of) -> np.ndarray:
+    """Features of a chunk of documents with at most about ``_TOKEN_BUDGET`` tokens' layers
+    in memory at once: documents are grouped up to that many tokens, and a document longer
+    than that is read in pieces of whole windows and pooled as it goes.
+
+    ``layers_of(documents) -> (layers, offsets)`` computes (or looks up) representations.
+    """
+    lengths = [len(tokens) for tokens in bilm._tokenize(documents)]
+    out, group, group_tokens = [], [], 0
+
+    def flush():
+        if group:
+            out.append(mix_and_pool(layer_mix, mix_params, *layers_of(group), pooling))
+            group.clear()
+
+    for document, n_tokens in zip(documents, lengths):
+        if n_tokens > _TOKEN_BUDGET:
+            flush()
+            group_tokens = 0
+            out.append(_stream_document(bilm, layer_mix, mix_params, pooling, document)[None, :])
+            continue
+        if group_tokens + n_tokens > _TOKEN_BUDGET:
+            flush()
+            group_tokens = 0
+        group.append(document)
+        group_tokens += n_tokens
+    flush()
+    return np.concatenate(out) if out else np.zeros((0, 0), np.float32)
+
+
+def _stream_document(bilm, layer_mix, mix_params, pooling, document) -> np.ndarray:
+    """Features of one long document, its layers computed a piece of whole windows at a
+    time (windows are independent, so the pieces give the same layers as the whole)."""
+    tokens = bilm._tokenize([document])[0]
+    piece = max(1, _TOKEN_BUDGET // bilm.max_len) * bilm.max_len
+    pieces = (bilm._embed_tokens([tokens[start : start + piece]])[0]
+              for start in range(0, len(tokens), piece))
+    return stream_mix_and_pool(layer_mix, mix_params, pieces, pooling)

@@ -127,6 +127,39 @@ def mix_and_pool(kind: str, params: dict, layers: np.ndarray, offsets: np.ndarra
     return pooled
 
 
+def stream_mix_and_pool(kind: str, params: dict, pieces, pooling: str) -> np.ndarray:
+    """:func:`mix_and_pool` of one document given as consecutive pieces of its tokens.
+
+    Parameters
+    ----------
+    pieces : iterable of ndarray (n_tokens_piece, n_layers, dim)
+        The document's layer representations, a piece at a time, so that a very long
+        document never has all its layers in memory at once.
+
+    Returns
+    -------
+    features : ndarray of shape (n_features,), float32
+        Equal (up to float rounding) to :func:`mix_and_pool` of the concatenated pieces.
+    """
+    total, largest, n_tokens = None, None, 0
+    for layers in pieces:
+        if not len(layers):
+            continue
+        mixed = apply_mix(kind, params, layers).astype(np.float64)
+        piece_sum, piece_max = mixed.sum(axis=0), mixed.max(axis=0)
+        total = piece_sum if total is None else total + piece_sum
+        largest = piece_max if largest is None else np.maximum(largest, piece_max)
+        n_tokens += len(layers)
+    if n_tokens == 0:
+        raise ValueError("stream_mix_and_pool needs a document with at least one token")
+    mean = (total / n_tokens).astype(np.float32)
+    pooled = {"mean": mean, "max": largest.astype(np.float32),
+              "meanmax": np.concatenate([mean, largest.astype(np.float32)])}[pooling]
+    if "alignment" in params:
+        pooled = _affine(pooled[None, :], params["alignment"])[0]
+    return pooled
+
+
 def pooled_features(kind: str, params: dict, layers: np.ndarray, offsets: np.ndarray, docs,
                     pooling: str, chunk: int = 1024) -> np.ndarray:
     """:func:`mix_and_pool` of the documents ``docs`` (indices into ``offsets``), a chunk

@@ -454,3 +454,51 @@ def test_bad_cv_is_rejected_by_fit(corpus, bilm, cv, error, match, mix):
     X, y = corpus
     with pytest.raises(error, match=match):
         ElmoVectorizer(bilm, layer_mix=mix, cv=cv, cache_dir=None).fit(X, y)
+
+
+@pytest.mark.parametrize("mix", ["frozen", "trainable", "mlp"])
+@pytest.mark.parametrize("pooling", ["mean", "max", "meanmax"])
+def test_long_documents_stream_in_pieces_with_the_same_features(corpus, mix, pooling, monkeypatch):
+    import elmofeat.elmo as elmo_module
+
+    X, y = corpus
+    bilm = BiLM(**{**SMALL_BILM, "max_len": 8}).fit(X)
+    vec = ElmoVectorizer(bilm, layer_mix=mix, pooling=pooling, mix_epochs=1, mlp_dim=6,
+                         random_state=0, cache_dir=None).fit(X, y)
+    long_doc = " ".join(X[:12])  # ~130 tokens
+    docs = [X[0], long_doc, "", X[1]]
+    expected = vec.transform(docs)
+    # With a budget of 20 tokens the long document is read 16 tokens (2 windows) at a
+    # time, and the short ones are grouped within the budget.
+    monkeypatch.setattr(elmo_module, "_TOKEN_BUDGET", 20)
+    calls = []
+    original = BiLM._embed_tokens
+    monkeypatch.setattr(BiLM, "_embed_tokens",
+                        lambda self, tokens, *a: calls.append(sum(map(len, tokens))) or original(self, tokens, *a))
+    _bilm_cache.REPRESENTATIONS.clear()
+    streamed = vec.transform(docs)
+    np.testing.assert_allclose(streamed, expected, rtol=1e-5, atol=1e-6)
+    assert max(calls) <= 20 and sum(calls) >= len(long_doc.split())
+
+
+def test_transform_keeps_no_representations_but_fit_does(corpus, bilm):
+    import elmofeat
+
+    X, y = corpus
+    _bilm_cache.REPRESENTATIONS.clear()
+    vec = ElmoVectorizer(bilm, layer_mix="trainable", mix_epochs=1, cache_dir=None).fit(X[:60], y[:60])
+    held = _bilm_cache.REPRESENTATIONS.n_bytes
+    assert held > 0  # the fit's documents, for the other candidates of a search
+    vec.transform(X[60:])
+    assert _bilm_cache.REPRESENTATIONS.n_bytes == held
+    hits = _bilm_cache.REPRESENTATIONS.hits
+    vec.transform(X[:60])  # what the fit left is used
+    assert _bilm_cache.REPRESENTATIONS.hits == hits + 60
+    with elmofeat.config_context(representation_cache_bytes=0):
+        assert _bilm_cache.REPRESENTATIONS.n_bytes == 0
+        ElmoVectorizer(bilm, layer_mix="trainable", mix_epochs=1, cache_dir=None).fit(X, y)
+        assert _bilm_cache.REPRESENTATIONS.n_bytes == 0
+    assert elmofeat.get_config()["representation_cache_bytes"] == 1 << 30
+    for bad in (-1, 1.5, "1GB", True):
+        with pytest.raises(ValueError, match="representation_cache_bytes must be an integer"):
+            elmofeat.set_config(representation_cache_bytes=bad)

@@ -499,7 +499,10 @@ class BiLM(TextEstimatorMixin, BaseEstimator):
             Document ``i`` owns ``layers[offsets[i]:offsets[i + 1]]``.
         """
         check_is_fitted(self, "language_model_")
-        token_lists = self._tokenize(X)
+        return self._embed_tokens(self._tokenize(X), batch_size)
+
+    def _embed_tokens(self, token_lists, batch_size=None) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`embed_flat` of documents already cut into tokens."""
         windows = self._windows(token_lists)
         chars = self._chars(windows)
         lengths = windows.lengths

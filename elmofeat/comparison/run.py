@@ -9,7 +9,6 @@ this machine as the run goes, so the remaining time it shows is meaningful early
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import platform
@@ -23,6 +22,7 @@ from sklearn.metrics import confusion_matrix, precision_recall_fscore_support
 from tqdm.auto import tqdm
 
 from .. import _bilm_cache
+from .._config import config_context, get_config
 from .._versions import version_stamps
 from ..bilm import BiLM
 from .data import load_dataset
@@ -107,18 +107,6 @@ def _memory_budget() -> int:
     except (ValueError, OSError, AttributeError):  # pragma: no cover - non-POSIX
         physical = 8 << 30
     return int(min(physical // 3, 8 << 30))
-
-
-@contextlib.contextmanager
-def _representation_budget(n_bytes):
-    cache = _bilm_cache.REPRESENTATIONS
-    before = cache.max_bytes
-    cache.max_bytes = max(before, n_bytes)
-    try:
-        yield
-    finally:
-        cache.clear()
-        cache.max_bytes = before
 
 
 def _load_glove(home, datasets):
@@ -245,7 +233,9 @@ def run_comparison(settings, data_home=None, progress=True, log=print, splits_di
                bar_format="{l_bar}{bar}| {percentage:3.0f}% [{elapsed}<{remaining}]")
     planned = {(d, i, t): cost for d, i, t, cost in tasks}
     say = bar.write if progress else log
-    with _representation_budget(_memory_budget()), bar:
+    # Representations of a split's documents are kept between the methods that use them.
+    budget = max(get_config()["representation_cache_bytes"], _memory_budget())
+    with config_context(representation_cache_bytes=budget), bar:
         for dataset in datasets:
             record = {"title": dataset.title, "protocol": dataset.protocol,
                       "class_names": dataset.class_names, "splits": []}

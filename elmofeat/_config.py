@@ -1,0 +1,68 @@
+"""Process-wide settings, in scikit-learn's ``set_config`` / ``config_context`` style."""
+
+from __future__ import annotations
+
+import contextlib
+from numbers import Integral
+
+from . import _bilm_cache
+
+
+def get_config() -> dict:
+    """The current settings.
+
+    Returns
+    -------
+    config : dict
+        ``representation_cache_bytes``: the most bytes of biLM layer representations kept
+        in this process between fits (see :func:`set_config`).
+
+    Examples
+    --------
+    >>> import elmofeat
+    >>> elmofeat.get_config()["representation_cache_bytes"] > 0
+    True
+    """
+    return {"representation_cache_bytes": _bilm_cache.REPRESENTATIONS.max_bytes}
+
+
+def set_config(*, representation_cache_bytes=None) -> None:
+    """Change process-wide settings; ``None`` leaves a setting as it is.
+
+    Parameters
+    ----------
+    representation_cache_bytes : int, default=None
+        The most bytes of layer representations kept in this process (default 1 GiB).
+        ``ElmoVectorizer.fit`` keeps the representations of its training documents
+        there, so that the other candidates of a ``GridSearchCV`` on the same fold, and
+        the cross-fitting of a supervised mix, do not run the biLM again;
+        ``transform`` uses what is there but adds nothing. 0 keeps nothing (and frees
+        what is held): the least memory, at the cost of a biLM run per candidate.
+
+    Examples
+    --------
+    >>> import elmofeat
+    >>> with elmofeat.config_context(representation_cache_bytes=0):
+    ...     elmofeat.get_config()["representation_cache_bytes"]
+    0
+    """
+    if representation_cache_bytes is not None:
+        if (isinstance(representation_cache_bytes, bool)
+                or not isinstance(representation_cache_bytes, Integral)
+                or representation_cache_bytes < 0):
+            raise ValueError("representation_cache_bytes must be an integer >= 0, got "
+                             f"{representation_cache_bytes!r}")
+        cache = _bilm_cache.REPRESENTATIONS
+        cache.max_bytes = int(representation_cache_bytes)
+        cache.shrink_to(cache.max_bytes)
+
+
+@contextlib.contextmanager
+def config_context(**changes):
+    """Settings changed within a ``with`` block, restored after it (see :func:`set_config`)."""
+    before = get_config()
+    set_config(**changes)
+    try:
+        yield
+    finally:
+        set_config(**before)
