@@ -59,7 +59,19 @@ def set_config(*, representation_cache_bytes=None) -> None:
 
 @contextlib.contextmanager
 def config_context(**changes):
-    """Settings changed within a ``with`` block, restored after it (see :func:`set_config`)."""
+    """Settings changed within a ``with`` block, restored after it (see :func:`set_config`).
+
+    Examples
+    --------
+    Search over mixes while keeping at most 4 GiB of layer representations:
+
+    >>> import elmofeat
+    >>> with elmofeat.config_context(representation_cache_bytes=4 << 30):
+    ...     elmofeat.get_config()["representation_cache_bytes"] == 4 << 30
+    True
+    >>> elmofeat.get_config()["representation_cache_bytes"] == 1 << 30
+    True
+    """
     before = get_config()
     set_config(**changes)
     try:
