@@ -190,48 +190,45 @@ def check_accepts_iterables(estimator, X, y):
         np.testing.assert_array_equal(est.transform(variant), expected)
 
 
-def check_pickle_in_fresh_process(estimator, X, y, tmp_path):
-    est = clone(estimator).fit(X, y)
-    expected = est.transform(X)
-    model_path, docs_path, out_path = (tmp_path / n for n in ("m.joblib", "d.json", "o.npy"))
-    joblib.dump(est, model_path)
+def _load_in_fresh_process(save, load, outputs, X, tmp_path) -> np.ndarray:
+    """Save with ``save(path)``; in a new Python process (warnings as errors) load the
+    file with the statement ``load`` (binding ``model``) and return ``outputs`` there."""
+    model_path, docs_path, out_path = (tmp_path / n for n in ("model", "d.json", "o.npy"))
+    save(model_path)
     docs_path.write_text(json.dumps(X))
     code = textwrap.dedent(
         f"""
-        import json, warnings, joblib, numpy as np
+        import json, warnings, joblib, numpy as np, elmofeat
         warnings.simplefilter("error")
-        est = joblib.load({str(model_path)!r})
-        np.save({str(out_path)!r}, est.transform(json.load(open({str(docs_path)!r}))))
+        model = {load.format(path=repr(str(model_path)))}
+        X = json.load(open({str(docs_path)!r}))
+        np.save({str(out_path)!r}, {outputs})
         """
     )
     subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, timeout=300)
-    np.testing.assert_array_equal(np.load(out_path), expected)
+    return np.load(out_path)
+
+
+def check_pickle_in_fresh_process(estimator, X, y, tmp_path):
+    est = clone(estimator).fit(X, y)
+    loaded = _load_in_fresh_process(lambda path: joblib.dump(est, path), "joblib.load({path})",
+                                    "model.transform(X)", X, tmp_path)
+    np.testing.assert_array_equal(loaded, est.transform(X))
 
 
 def check_safe_file_in_fresh_process(estimator, X, y, tmp_path):
-    """elmofeat.dump / load: the estimator alone and inside a Pipeline, loaded in another
-    process without running code from the file, transforms (and predicts) the same."""
+    """elmofeat.dump / load: the estimator inside a Pipeline, loaded in another process
+    without running code from the file, transforms and predicts the same."""
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import make_pipeline
 
     import elmofeat
 
     pipe = make_pipeline(clone(estimator), LogisticRegression(max_iter=500)).fit(X, y)
-    expected = np.hstack([pipe[0].transform(X), pipe.predict_proba(X)])
-    model_path, docs_path, out_path = (tmp_path / n for n in ("p.skops", "d.json", "o.npy"))
-    elmofeat.dump(pipe, model_path)
-    docs_path.write_text(json.dumps(X))
-    code = textwrap.dedent(
-        f"""
-        import json, warnings, numpy as np, elmofeat
-        warnings.simplefilter("error")
-        pipe = elmofeat.load({str(model_path)!r})
-        X = json.load(open({str(docs_path)!r}))
-        np.save({str(out_path)!r}, np.hstack([pipe[0].transform(X), pipe.predict_proba(X)]))
-        """
-    )
-    subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, timeout=300)
-    np.testing.assert_array_equal(np.load(out_path), expected)
+    loaded = _load_in_fresh_process(
+        lambda path: elmofeat.dump(pipe, path), "elmofeat.load({path})",
+        "np.hstack([model[0].transform(X), model.predict_proba(X)])", X, tmp_path)
+    np.testing.assert_array_equal(loaded, np.hstack([pipe[0].transform(X), pipe.predict_proba(X)]))
 
 
 def check_version_stamps_warn_on_mismatch(estimator, X, y):

@@ -103,6 +103,9 @@ METHODS = {
                                 _elmo("frozen", "glove"), bilm="glove", needs_glove=True),
     "elmo-glove-mlp": Method("ELMo + GloVe, MLP mix", "elmo-glove", _elmo("mlp", "glove"),
                              bilm="glove", needs_glove=True),
+    "elmo-glove-frozen-unscaled": Method("ELMo + GloVe, frozen mix, layers unscaled", "ablation",
+                                         _elmo("frozen", "glove", scale_layers=False),
+                                         bilm="glove", needs_glove=True),
     "hybrid": Method("TF-IDF + ELMo (make_hybrid)", "hybrid", _hybrid, bilm="default", C=10.0),
 }
 # Names that select several methods on the command line.
