@@ -73,4 +73,6 @@ class BaseTextVectorizer(TextEstimatorMixin, TransformerMixin, BaseEstimator):
         tags.input_tags.two_d_array = False
         tags.input_tags.string = True
         tags.requires_fit = True
+        if tags.transformer_tags is not None:
+            tags.transformer_tags.preserves_dtype = ["float32"]  # the features are float32
         return tags

@@ -225,7 +225,11 @@ class ElmoVectorizer(BaseTextVectorizer):
         shared = params.pop("bilm")
         cloned = {k: clone(v, safe=False) for k, v in params.items()}
         bilm = shared if _is_fitted_bilm(shared) else clone(shared, safe=False)
-        return type(self)(bilm=bilm, **cloned)
+        new = type(self)(bilm=bilm, **cloned)
+        # What sklearn.base.clone does for every estimator: keep the set_output choice.
+        if hasattr(self, "_sklearn_output_config"):
+            new._sklearn_output_config = dict(self._sklearn_output_config)
+        return new
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

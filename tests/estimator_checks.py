@@ -257,6 +257,13 @@ def check_set_output_pandas(estimator, X, y):
     pipe.fit(X, y)
     assert isinstance(pipe[:-1].transform(X[:3]), pd.DataFrame)
     assert pipe.predict(X[:3]).shape == (3,)
+    # set_output before clone (as GridSearchCV clones a configured pipeline): kept.
+    configured = clone(clone(estimator).set_output(transform="pandas")).fit(X, y)
+    assert isinstance(configured.transform(X[:3]), pd.DataFrame)
+    search = GridSearchCV(Pipeline([("vec", clone(estimator)),
+                                    ("clf", LogisticRegression(max_iter=200))]).set_output(
+        transform="pandas"), {"clf__C": [1.0]}, cv=2).fit(X, y)
+    assert isinstance(search.best_estimator_[:-1].transform(X[:3]), pd.DataFrame)
 
 
 def check_pipeline_and_grid_search(estimator, X, y):
@@ -274,6 +281,8 @@ def check_tags(estimator, X, y):
     tags = estimator.__sklearn_tags__()
     assert tags.input_tags.string and not tags.input_tags.two_d_array
     assert tags.requires_fit
+    output = clone(estimator).fit(X, y).transform(X[:2])
+    assert tags.transformer_tags.preserves_dtype == [output.dtype.name] == ["float32"]
     if not tags.target_tags.required:
         clone(estimator).fit(X)  # no labels needed
     else:
