@@ -2,17 +2,22 @@
 
 Every vectorizer takes raw strings and returns dense document features, and works in
 :class:`~sklearn.pipeline.Pipeline`, :class:`~sklearn.model_selection.GridSearchCV`
-and with :mod:`joblib`.
+and with :mod:`joblib`. The estimators are imported on first use (they bring torch).
 """
 
 from ._config import config_context, get_config, set_config
+from ._lazy import lazy_attributes
 from ._persistence import dump, load
 from ._version import __version__
-from .bilm import BiLM
-from .elmo import ElmoVectorizer
-from .hybrid import make_hybrid
-from .skipgram import SkipGramVectorizer
-from .svd import SVDVectorizer
+
+_EXPORTS = {
+    "BiLM": ".bilm",
+    "ElmoVectorizer": ".elmo",
+    "SVDVectorizer": ".svd",
+    "SkipGramVectorizer": ".skipgram",
+    "make_hybrid": ".hybrid",
+}
+__getattr__, __dir__ = lazy_attributes(__name__, _EXPORTS, globals())
 
 __all__ = ["BiLM", "ElmoVectorizer", "SVDVectorizer", "SkipGramVectorizer", "__version__",
            "config_context", "dump", "get_config", "load", "make_hybrid", "set_config"]

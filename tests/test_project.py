@@ -40,6 +40,27 @@ def test_public_api():
     from elmofeat import SkipGramVectorizer, SVDVectorizer  # noqa: F401
 
     assert re.fullmatch(r"\d+\.\d+\.\d+.*", elmofeat.__version__)
+    for name in elmofeat.__all__:
+        assert getattr(elmofeat, name) is not None and name in dir(elmofeat)
+    assert elmofeat.BiLM.__module__ == "elmofeat.bilm.estimator"
+    with pytest.raises(AttributeError, match="no attribute 'Bilm'"):
+        elmofeat.Bilm
+
+
+def test_help_imports_no_heavy_package():
+    """``elmofeat --help`` (and every command's) must not wait for torch, scikit-learn or
+    gensim: the estimators are imported on first use."""
+    import subprocess
+    import sys
+
+    code = ("import sys, contextlib, io\n"
+            "from elmofeat.cli import main\n"
+            "for argv in (['--help'], ['pretrain', '--help'], ['embed', '--help'], ['benchmark', '--help']):\n"
+            "    with contextlib.suppress(SystemExit), contextlib.redirect_stdout(io.StringIO()):\n"
+            "        main(argv)\n"
+            "print(sorted(m for m in ('torch', 'sklearn', 'gensim', 'scipy', 'pandas') if m in sys.modules))")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "[]"
 
 
 @pytest.mark.parametrize("flag", ["--help", "--version"])

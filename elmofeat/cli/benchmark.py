@@ -8,8 +8,7 @@ from pathlib import Path
 
 
 def add_arguments(parser) -> None:
-    from ..comparison import DATASETS, METHODS
-    from ..comparison.methods import ALIASES
+    from ..comparison.catalog import ALIASES, DATASETS, METHOD_NAMES as METHODS
 
     parser.add_argument("-o", "--output", default="elmofeat-report",
                         help="report folder (default: ./elmofeat-report)")

@@ -1,5 +1,6 @@
-"""The comparison the product grew from: SVD vs skip-gram vs ELMo (three mixes) on AG
-News and R8, with TF-IDF and GloVe anchors, each feeding the same LogisticRegression.
+"""The task suite behind ``elmofeat benchmark``: TF-IDF and GloVe anchors, SVD,
+skip-gram, ELMo (three mixes, with and without GloVe) and the hybrid on AG News, R8, CR
+and MPQA, each feeding the same LogisticRegression.
 
 ``elmofeat benchmark`` runs it; from Python::
 
@@ -8,10 +9,17 @@ News and R8, with TF-IDF and GloVe anchors, each feeding the same LogisticRegres
     write_report(results, "report/")
 """
 
-from .methods import METHODS, PretrainedVectorsVectorizer
-from .report import write_report
-from .run import run_comparison
-from .settings import DATASETS, ComparisonSettings
+from .._lazy import lazy_attributes
+from .catalog import DATASETS
+
+_EXPORTS = {
+    "METHODS": ".methods",
+    "PretrainedVectorsVectorizer": ".methods",
+    "write_report": ".report",
+    "run_comparison": ".run",
+    "ComparisonSettings": ".settings",
+}
+__getattr__, __dir__ = lazy_attributes(__name__, _EXPORTS, globals())
 
 __all__ = ["DATASETS", "METHODS", "ComparisonSettings", "PretrainedVectorsVectorizer",
            "run_comparison", "write_report"]

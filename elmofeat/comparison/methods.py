@@ -17,6 +17,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 
 from .._word_vectors import WordVectorVectorizer
+from .catalog import ALIASES, METHOD_NAMES
 from ..elmo import ElmoVectorizer
 from ..hybrid import make_hybrid
 from ..skipgram import SkipGramVectorizer
@@ -108,12 +109,8 @@ METHODS = {
                                          bilm="glove", needs_glove=True),
     "hybrid": Method("TF-IDF + ELMo (make_hybrid)", "hybrid", _hybrid, bilm="default", C=10.0),
 }
-# Names that select several methods on the command line.
-ALIASES = {
-    "elmo": ("elmo-trainable", "elmo-frozen", "elmo-mlp"),
-    "elmo-glove": ("elmo-glove-trainable", "elmo-glove-frozen", "elmo-glove-mlp"),
-    "anchors": ("tfidf", "tfidf-c10", "glove"),
-}
+if tuple(METHODS) != METHOD_NAMES:  # pragma: no cover - a developer's mistake
+    raise RuntimeError("comparison.catalog.METHOD_NAMES must list METHODS in order")
 
 
 def resolve_methods(names) -> tuple[str, ...]:

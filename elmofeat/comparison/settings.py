@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, replace
 
+from .catalog import DATASETS, METHOD_NAMES
 from .methods import METHODS, resolve_methods
-
-DATASETS = ("ag_news", "r8", "cr", "mpqa")
 # Stratified k-fold cross-validation of the datasets without a standard split.
 STANDARD_FOLDS = {"ag_news": 5, "cr": 10, "mpqa": 10}
 
@@ -30,7 +29,7 @@ class ComparisonSettings:
     """
 
     datasets: tuple = DATASETS
-    methods: tuple = tuple(METHODS)
+    methods: tuple = METHOD_NAMES
     seed: int = 0
     quick: bool = False
     # Folds of every cross-validated dataset (None: AG News 5, CR and MPQA 10).
