@@ -172,3 +172,56 @@ def test_embed_a_file_of_blank_lines(tmp_path):
                  "-o", str(tmp_path / "f.npy")]) == 0
     features = np.load(tmp_path / "f.npy")
     assert features.shape == (3, 16) and not features.any()
+
+
+def test_embed_uses_the_feature_steps_of_a_pipeline_with_a_classifier(corpus, tmp_path, capsys):
+    import elmofeat
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+
+    labels = [i % 2 for i in range(len(TEXTS))]
+    pipe = make_pipeline(SVDVectorizer(n_components=4, min_count=1, random_state=0),
+                         LogisticRegression()).fit(TEXTS, labels)
+    elmofeat.dump(pipe, tmp_path / "pipe.skops")
+    assert main(["embed", str(tmp_path / "pipe.skops"), str(corpus / "texts.txt"),
+                 "-o", str(tmp_path / "f.npy")]) == 0
+    assert "every step before its final LogisticRegression" in capsys.readouterr().out
+    np.testing.assert_array_equal(np.load(tmp_path / "f.npy"), pipe[0].transform(TEXTS))
+
+
+@pytest.mark.parametrize("args, message", [
+    (["pretrain", "x.txt", "-o", "m.pt", "--epochs", "0"], "argument --epochs: must be an integer >= 1, got 0"),
+    (["pretrain", "x.txt", "-o", "m.pt", "--hidden-dim", "-4"], "argument --hidden-dim: must be an integer >= 1"),
+    (["pretrain", "x.txt", "-o", "m.pt", "--batch-size", "x"], "argument --batch-size: must be an integer >= 1, got 'x'"),
+])
+def test_bad_options_are_refused_before_any_data_is_read(args, message):
+    result = _cli(*args)  # x.txt does not exist: the option is checked first
+    assert result.returncode == 2 and message in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_a_binary_input_file_names_the_file(tmp_path, capsys):
+    (tmp_path / "binary.bin").write_bytes(b"caf\xe9 \xd0\x00\xff" * 10)
+    (tmp_path / "binary.csv").write_bytes(b"text\n\xd0\xff\n")
+    for name in ("binary.bin", "binary.csv"):
+        assert main(["pretrain", str(tmp_path / name), "-o", str(tmp_path / "m.pt")]) == 1
+        err = capsys.readouterr().err
+        assert f"{tmp_path / name} is not UTF-8 text (byte 0x" in err, err
+
+
+def test_ctrl_c_during_pretraining_says_how_to_resume(corpus, tmp_path, capsys, monkeypatch):
+    from elmofeat import BiLM
+
+    def interrupted(self, X, y=None):
+        (tmp_path / "ck").mkdir(exist_ok=True)
+        (tmp_path / "ck" / "checkpoint.pt").write_bytes(b"")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(BiLM, "fit", interrupted)
+    args = ["pretrain", str(corpus / "texts.txt"), "-o", str(tmp_path / "m.pt"), "--quiet"]
+    assert main(args) == 130
+    assert "nothing saved. Add --checkpoint-dir DIR" in capsys.readouterr().err
+    assert main([*args, "--checkpoint-dir", str(tmp_path / "ck")]) == 130
+    err = capsys.readouterr().err
+    assert f"the last checkpoint is in {tmp_path / 'ck'}" in err
+    assert "run the same command to resume from it: elmofeat pretrain" in err

@@ -2,9 +2,28 @@
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 
-DATASET_SOURCES = ("ag_news", "ag_news:train", "ag_news:test", "r8", "r8:train", "r8:test")
+DATASET_SOURCES = ("ag_news", "ag_news:train", "ag_news:test", "r8", "r8:train", "r8:test",
+                   "cr", "mpqa")
+
+
+def positive_int(text: str) -> int:
+    """An argparse ``type``: an integer >= 1 (checked before any data is read)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {value}")
+    return value
+
+
+def _not_text(path, exc: UnicodeDecodeError) -> ValueError:
+    return ValueError(f"{path} is not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at position "
+                      f"{exc.start}): give a text file with one document a line, or a CSV, TSV or "
+                      "Parquet file")
 
 
 def _column(frame, column, path):
@@ -30,8 +49,8 @@ def read_texts(source: str, column: str | None = None, data_home=None) -> list[s
       (default: the column named ``text``, or the only column); missing values become
       empty documents.
     * any other existing file: one document per line (UTF-8).
-    * a dataset name: ``ag_news`` (the 7,600-row partition), ``r8`` (train + test), or
-      one partition, e.g. ``r8:train``.
+    * a dataset name: ``ag_news`` (the 7,600-row partition), ``r8`` (train + test) or
+      one partition, e.g. ``r8:train``, ``cr``, ``mpqa``.
     """
     path = Path(source)
     if path.is_file():
@@ -39,23 +58,34 @@ def read_texts(source: str, column: str | None = None, data_home=None) -> list[s
         if suffix in (".csv", ".tsv", ".parquet"):
             import pandas as pd
 
-            if suffix == ".parquet":
-                frame = pd.read_parquet(path)
-            else:
-                frame = pd.read_csv(path, sep="\t" if suffix == ".tsv" else ",", dtype=str,
-                                    keep_default_na=False)
+            try:
+                if suffix == ".parquet":
+                    frame = pd.read_parquet(path)
+                else:
+                    frame = pd.read_csv(path, sep="\t" if suffix == ".tsv" else ",", dtype=str,
+                                        keep_default_na=False)
+            except UnicodeDecodeError as exc:
+                raise _not_text(path, exc) from None
+            except (ValueError, OSError) as exc:  # pyarrow / parser errors
+                first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+                raise ValueError(f"{path} could not be read as {suffix[1:].upper()}: {first}") from None
             return _column(frame, column, path)
         if column is not None:
             raise ValueError(f"--column applies to CSV, TSV and Parquet files, not to {path}")
-        with open(path, encoding="utf-8") as handle:
-            return [line.rstrip("\r\n") for line in handle]
+        try:
+            with open(path, encoding="utf-8") as handle:
+                return [line.rstrip("\r\n") for line in handle]
+        except UnicodeDecodeError as exc:
+            raise _not_text(path, exc) from None
     if source in DATASET_SOURCES:
-        from ..datasets import load_ag_news, load_r8
+        from ..datasets import load_ag_news, load_cr, load_mpqa, load_r8
 
         name, _, subset = source.partition(":")
         if name == "ag_news":
             return load_ag_news(data_home, subset=subset or "test").data
-        return load_r8(data_home, subset=subset or "all").data
+        if name == "r8":
+            return load_r8(data_home, subset=subset or "all").data
+        return (load_cr if name == "cr" else load_mpqa)(data_home).data
     if path.is_dir():
         raise ValueError(f"{path} is a folder: give a text, CSV, TSV or Parquet file")
     raise FileNotFoundError(f"{source}: no such file, and not a dataset name "

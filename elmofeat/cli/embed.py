@@ -63,8 +63,19 @@ def load_model(path: Path, args, texts):
         except Exception as exc:
             raise ValueError(f"{path} is neither an elmofeat model file nor a joblib file: "
                              f"{exc}") from exc
+    from sklearn.pipeline import Pipeline
+
+    if isinstance(model, Pipeline) and not hasattr(model, "transform") and len(model) > 1:
+        # A pipeline ending in a classifier: its features are what comes before it.
+        features = model[:-1]
+        if hasattr(features, "transform"):
+            print(f"using the features of the pipeline in {path} (every step before its final "
+                  f"{type(model[-1]).__name__})", flush=True)
+            return features
     if not hasattr(model, "transform"):
-        raise TypeError(f"{path} holds a {type(model).__name__}, which has no transform method")
+        raise TypeError(f"{path} holds a {type(model).__name__}, which has no transform method: "
+                        "save a fitted vectorizer, or a Pipeline whose steps (all, or all but a "
+                        "final classifier) transform texts")
     return model
 
 
