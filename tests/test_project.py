@@ -69,3 +69,42 @@ def test_cli_help_and_version(flag, capsys):
         main([flag])
     assert info.value.code == 0
     assert "elmofeat" in capsys.readouterr().out
+
+
+def test_a_built_wheel_installs_and_runs_outside_the_repository(tmp_path):
+    """``pip wheel .`` builds; the installed (not editable) package imports from its own
+    folder, has its data files, and fits and transforms."""
+    import subprocess
+    import sys
+
+    import shutil
+
+    # Built from a copy: the build leaves its build/ folder there, not in the checkout.
+    source = tmp_path / "source"
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(
+        ".venv", ".git", "build", "dist", "*.egg-info", "__pycache__", "results", "tests"))
+    subprocess.run([sys.executable, "-m", "pip", "wheel", str(source), "--no-deps",
+                    "--no-build-isolation", "-q", "-w", str(tmp_path / "dist")],
+                   check=True, capture_output=True, timeout=300)
+    (wheel,) = (tmp_path / "dist").glob("elmofeat-*.whl")
+    subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target",
+                    str(tmp_path / "site"), str(wheel)], check=True, capture_output=True, timeout=300)
+    code = (
+        "import elmofeat, numpy as np\n"
+        "texts = ['the cat sat on the mat', 'the dog ate the bone', 'a cat and a dog'] * 10\n"
+        "vec = elmofeat.ElmoVectorizer(elmofeat.BiLM(embedding_dim=8, hidden_dim=8, max_epochs=1,"
+        " min_count=1, random_state=0), cache_dir=None)\n"
+        "features = vec.fit_transform(texts)\n"
+        "assert features.shape == (30, 16) and np.isfinite(features).all()\n"
+        "print(elmofeat.__file__)\n"
+    )
+    # Run from an empty folder with the installed copy first on the path: the editable
+    # install of this checkout must not be what is imported.
+    env = {**__import__("os").environ, "PYTHONPATH": str(tmp_path / "site")}
+    result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env,
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.strip().startswith(str(tmp_path / "site"))
+    # The console script is declared.
+    entry_points = next((tmp_path / "site").glob("elmofeat-*.dist-info")) / "entry_points.txt"
+    assert "elmofeat = elmofeat.cli:main" in entry_points.read_text()
