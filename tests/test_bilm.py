@@ -418,11 +418,19 @@ def test_fit_with_pretrained_keyed_vectors_logs_coverage(corpus, caplog):
     assert bilm.embed(["topic0word1 ."])[0].shape == (2, 3, 32)
 
 
-def test_fit_with_glove_file_and_with_vectorizers(corpus, tmp_path):
+def test_fit_with_glove_file_and_with_vectorizers(corpus, tmp_path, monkeypatch):
+    import elmofeat.bilm.pretrained as pretrained
+
     path = tmp_path / "glove.txt"
-    _glove_file(path, ["topic0word1", "common2", "."], 16)
+    _glove_file(path, ["topic0word1", "common2", ".", "unused", "words"], 16)
+    asked = []
+    original = pretrained.load_word_vectors
+    monkeypatch.setattr(pretrained, "load_word_vectors",
+                        lambda p, words=None: asked.append(words) or original(p, words))
     bilm = BiLM(**{**TINY, "max_epochs": 1, "pretrained_vectors": str(path)}).fit(corpus)
     assert bilm.pretrained_coverage_["found"] == 3
+    # The file is read for the vocabulary's words only (the specials are never looked up).
+    assert sorted(asked[0]) == sorted(bilm.vocabulary_.tokens[4:])
     assert bilm.language_model_.bilm.token_layer.projection is None
     fitted_vec = SkipGramVectorizer(vector_size=16, min_count=1, random_state=0).fit(corpus)
     a = BiLM(**{**TINY, "max_epochs": 1, "pretrained_vectors": fitted_vec}).fit(corpus)

@@ -402,7 +402,8 @@ class BiLM(TextEstimatorMixin, BaseEstimator):
             raise ValueError("the training documents contain no token")
         pretrained, self.pretrained_coverage_ = None, None
         if self.token_layer == "word" and self.pretrained_vectors is not None:
-            keyed_vectors = resolve_pretrained(self.pretrained_vectors, X)
+            keyed_vectors = resolve_pretrained(self.pretrained_vectors, X,
+                                               words=vocabulary.tokens[len(SPECIALS):])
             pretrained, self.pretrained_coverage_ = pretrained_matrix(
                 keyed_vectors, vocabulary.tokens, len(SPECIALS)
             )

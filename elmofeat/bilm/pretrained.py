@@ -48,13 +48,18 @@ def load_word_vectors(path, words=None) -> "KeyedVectors":  # noqa: F821
     return vectors
 
 
-def resolve_pretrained(pretrained, texts):
-    """KeyedVectors from a path, KeyedVectors or (fitted or unfitted) word-vector vectorizer."""
+def resolve_pretrained(pretrained, texts, words=None):
+    """KeyedVectors from a path, KeyedVectors or (fitted or unfitted) word-vector vectorizer.
+
+    ``words``: the vocabulary, when known; a file is then read for those words only
+    (a 400,000-word GloVe file costs seconds and megabytes instead of minutes and
+    gigabytes).
+    """
     from gensim.models import KeyedVectors
     from sklearn.base import clone
 
     if isinstance(pretrained, (str, os.PathLike)):
-        return load_word_vectors(pretrained)
+        return load_word_vectors(pretrained, words)
     if isinstance(pretrained, KeyedVectors):
         return pretrained
     if hasattr(pretrained, "keyed_vectors_"):
