@@ -34,7 +34,8 @@ from threadpoolctl import threadpool_limits
 
 from _common import markdown_table, write_results
 from elmofeat import BiLM, ElmoVectorizer, SVDVectorizer
-from elmofeat.comparison import ComparisonSettings, PretrainedVectorsVectorizer
+from elmofeat import WordVectorsVectorizer
+from elmofeat.comparison import ComparisonSettings
 from elmofeat.comparison.data import load_dataset
 from elmofeat.comparison.run import _load_glove
 from elmofeat.datasets import get_data_home
@@ -80,7 +81,7 @@ def run_split(split, seed, glove):
         scores["tfidf-c10"] = _score(make_pipeline(TfidfVectorizer(sublinear_tf=True),
                                                    LogisticRegression(max_iter=3000, C=10)),
                                      X_l, y_l, split.X_test, split.y_test)
-        scores["glove"] = _score(make_pipeline(PretrainedVectorsVectorizer(glove),
+        scores["glove"] = _score(make_pipeline(WordVectorsVectorizer(glove),
                                                LogisticRegression(max_iter=3000)),
                                  X_l, y_l, split.X_test, split.y_test)
         # Frozen: fitted on every training text, not refitted on the labelled ones.

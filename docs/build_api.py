@@ -16,6 +16,7 @@ OUTPUT = Path(__file__).resolve().parent / "api.md"
 # (module, names): what the reference documents, in this order.
 PUBLIC = [
     ("elmofeat", ["ElmoVectorizer", "BiLM", "SVDVectorizer", "SkipGramVectorizer",
+                  "WordVectorsVectorizer",
                   "make_hybrid", "dump", "load", "set_config", "get_config", "config_context"]),
     ("elmofeat.mix", ["ScalarMix", "MLPMix"]),
     ("elmofeat.datasets", ["load_ag_news", "load_r8", "load_cr", "load_mpqa", "get_data_home", "clean_ag_news_text",

@@ -15,9 +15,11 @@ _EXPORTS = {
     "ElmoVectorizer": ".elmo",
     "SVDVectorizer": ".svd",
     "SkipGramVectorizer": ".skipgram",
+    "WordVectorsVectorizer": ".wordvectors",
     "make_hybrid": ".hybrid",
 }
 __getattr__, __dir__ = lazy_attributes(__name__, _EXPORTS, globals())
 
-__all__ = ["BiLM", "ElmoVectorizer", "SVDVectorizer", "SkipGramVectorizer", "__version__",
+__all__ = ["BiLM", "ElmoVectorizer", "SVDVectorizer", "SkipGramVectorizer", "WordVectorsVectorizer",
+           "__version__",
            "config_context", "dump", "get_config", "load", "make_hybrid", "set_config"]

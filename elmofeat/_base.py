@@ -53,6 +53,19 @@ class BaseTextVectorizer(TextEstimatorMixin, TransformerMixin, BaseEstimator):
 
     _feature_prefix = "feature"
 
+    def _clone_sharing(self, **shared):
+        """A clone whose ``shared`` parameters are passed as they are (not copied), the
+        others cloned as ``sklearn.base.clone`` does, with the ``set_output`` choice kept.
+        For ``__sklearn_clone__`` of estimators that hold large read-only objects."""
+        from sklearn.base import clone
+
+        params = {k: clone(v, safe=False) for k, v in self.get_params(deep=False).items()
+                  if k not in shared}
+        new = type(self)(**params, **shared)
+        if hasattr(self, "_sklearn_output_config"):
+            new._sklearn_output_config = dict(self._sklearn_output_config)
+        return new
+
     def get_feature_names_out(self, input_features=None):
         """Names of the output features, e.g. ``svd_mean0`` ... ``svd_mean299``.
 

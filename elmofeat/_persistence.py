@@ -26,7 +26,7 @@ TRUSTED_TYPES = (
     "elmofeat.elmo.ElmoVectorizer",
     "elmofeat.svd.SVDVectorizer",
     "elmofeat.skipgram.SkipGramVectorizer",
-    "elmofeat.comparison.methods.PretrainedVectorsVectorizer",
+    "elmofeat.wordvectors.WordVectorsVectorizer",
     "elmofeat._text.Vocabulary",
     "gensim.models.keyedvectors.KeyedVectors",
 )

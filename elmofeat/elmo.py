@@ -221,15 +221,8 @@ class ElmoVectorizer(BaseTextVectorizer):
     def __sklearn_clone__(self):
         # Clones share a fitted biLM (as FrozenEstimator does) instead of getting an
         # unfitted copy that would pretrain again.
-        params = self.get_params(deep=False)
-        shared = params.pop("bilm")
-        cloned = {k: clone(v, safe=False) for k, v in params.items()}
-        bilm = shared if _is_fitted_bilm(shared) else clone(shared, safe=False)
-        new = type(self)(bilm=bilm, **cloned)
-        # What sklearn.base.clone does for every estimator: keep the set_output choice.
-        if hasattr(self, "_sklearn_output_config"):
-            new._sklearn_output_config = dict(self._sklearn_output_config)
-        return new
+        bilm = self.bilm if _is_fitted_bilm(self.bilm) else clone(self.bilm, safe=False)
+        return self._clone_sharing(bilm=bilm)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -4,13 +4,27 @@ import inspect
 
 import pytest
 
-from elmofeat import BiLM, ElmoVectorizer, SkipGramVectorizer, SVDVectorizer
+import numpy as np
+from gensim.models import KeyedVectors
+
+from elmofeat import BiLM, ElmoVectorizer, SkipGramVectorizer, SVDVectorizer, WordVectorsVectorizer
 
 from .estimator_checks import CHECKS, make_topic_corpus
 
 # Small models: the suite checks the contract, not quality.
 TINY_BILM = dict(embedding_dim=8, hidden_dim=8, max_epochs=1, batch_size=16, random_state=0)
+
+def _word_vectors():
+    """Random vectors for most of the test corpus's words (some stay unknown)."""
+    words = sorted({w.lower() for doc in make_topic_corpus()[0] for w in doc.split()})[::2]
+    kv = KeyedVectors(vector_size=6)
+    kv.add_vectors(words, np.random.RandomState(0).randn(len(words), 6).astype(np.float32))
+    return kv
+
+
 ESTIMATORS = [
+    WordVectorsVectorizer(_word_vectors()),
+    WordVectorsVectorizer(_word_vectors(), pooling="meanmax"),
     SVDVectorizer(n_components=8, min_count=1, random_state=0),
     SVDVectorizer(n_components=6, min_count=2, weighting="count", pooling="meanmax", random_state=1),
     SkipGramVectorizer(vector_size=8, min_count=1, epochs=3, random_state=0),

@@ -14,12 +14,10 @@ from .catalog import DATASETS
 
 _EXPORTS = {
     "METHODS": ".methods",
-    "PretrainedVectorsVectorizer": ".methods",
     "write_report": ".report",
     "run_comparison": ".run",
     "ComparisonSettings": ".settings",
 }
 __getattr__, __dir__ = lazy_attributes(__name__, _EXPORTS, globals())
 
-__all__ = ["DATASETS", "METHODS", "ComparisonSettings", "PretrainedVectorsVectorizer",
-           "run_comparison", "write_report"]
+__all__ = ["DATASETS", "METHODS", "ComparisonSettings", "run_comparison", "write_report"]

@@ -16,37 +16,12 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 
-from .._word_vectors import WordVectorVectorizer
-from .catalog import ALIASES, METHOD_NAMES
 from ..elmo import ElmoVectorizer
 from ..hybrid import make_hybrid
 from ..skipgram import SkipGramVectorizer
 from ..svd import SVDVectorizer
-
-
-class PretrainedVectorsVectorizer(WordVectorVectorizer):
-    """Pooled pretrained word vectors (the GloVe anchor): ``fit`` only keeps them.
-
-    Parameters
-    ----------
-    keyed_vectors : gensim KeyedVectors
-    pooling : {"mean", "max", "meanmax"}, default="mean"
-    """
-
-    _feature_prefix = "pretrained"
-
-    def __init__(self, keyed_vectors=None, pooling="mean", lowercase=True,
-                 token_pattern=r"(?u)\b\w\w+\b", tokenizer=None):
-        self.keyed_vectors = keyed_vectors
-        self.pooling = pooling
-        self.lowercase = lowercase
-        self.token_pattern = token_pattern
-        self.tokenizer = tokenizer
-
-    def _fit_keyed_vectors(self, token_lists):
-        if self.keyed_vectors is None:
-            raise ValueError("keyed_vectors is None: pass pretrained word vectors")
-        return self.keyed_vectors
+from ..wordvectors import WordVectorsVectorizer
+from .catalog import ALIASES, METHOD_NAMES
 
 
 @dataclass
@@ -88,7 +63,7 @@ METHODS = {
     "tfidf-c10": Method("TF-IDF + LR (C=10)", "anchor",
                         lambda c: TfidfVectorizer(sublinear_tf=True), C=10.0),
     "glove": Method("GloVe 6B 50d mean", "anchor",
-                    lambda c: PretrainedVectorsVectorizer(c.glove), needs_glove=True),
+                    lambda c: WordVectorsVectorizer(c.glove), needs_glove=True),
     "svd": Method("SVDVectorizer", "svd", lambda c: SVDVectorizer(random_state=c.seed)),
     "skipgram": Method("SkipGramVectorizer", "skipgram",
                        lambda c: SkipGramVectorizer(random_state=c.seed)),

@@ -1,0 +1,75 @@
+"""WordVectorsVectorizer: document features from existing word vectors (GloVe, word2vec,
+fastText), pooled."""
+
+from __future__ import annotations
+
+import os
+
+from ._word_vectors import WordVectorVectorizer
+
+
+class WordVectorsVectorizer(WordVectorVectorizer):
+    """Pooled pretrained word vectors: GloVe, word2vec or fastText files, or gensim vectors.
+
+    ``fit`` learns nothing from the texts: it reads (or takes) the vectors and keeps them
+    as ``keyed_vectors_``. ``transform`` pools the vectors of each document's words;
+    words without a vector are left out. The cheap baseline for "my texts plus someone
+    else's word vectors", and the features that the token layer of a
+    ``BiLM(pretrained_vectors=...)`` starts from.
+
+    Parameters
+    ----------
+    vectors : str, path or gensim KeyedVectors
+        A text file in GloVe format (no header) or word2vec/fastText ``.vec`` format
+        (header line), optionally gzipped, or loaded ``KeyedVectors``.
+    pooling : {"mean", "max", "meanmax"}, default="mean"
+    lowercase : bool, default=True
+        GloVe's words are lower-case.
+    token_pattern : str, default=r"(?u)\\b\\w\\w+\\b"
+        As in ``TfidfVectorizer``.
+    tokenizer : callable, default=None
+
+    Attributes
+    ----------
+    keyed_vectors_ : gensim KeyedVectors
+        The vectors (the whole file: a pickle or ``elmofeat.dump`` of this vectorizer
+        holds them all).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gensim.models import KeyedVectors
+    >>> from elmofeat import WordVectorsVectorizer
+    >>> kv = KeyedVectors(vector_size=2)
+    >>> kv.add_vectors(["good", "bad"], np.array([[1.0, 0.0], [0.0, 1.0]]))
+    >>> WordVectorsVectorizer(kv).fit_transform(["good good bad", "unknown words"]).round(3)
+    array([[0.667, 0.333],
+           [0.   , 0.   ]], dtype=float32)
+    """
+
+    _feature_prefix = "wordvectors"
+
+    def __init__(self, vectors=None, *, pooling="mean", lowercase=True,
+                 token_pattern=r"(?u)\b\w\w+\b", tokenizer=None):
+        self.vectors = vectors
+        self.pooling = pooling
+        self.lowercase = lowercase
+        self.token_pattern = token_pattern
+        self.tokenizer = tokenizer
+
+    def __sklearn_clone__(self):
+        # Loaded vectors are read-only data: clones (one per GridSearchCV candidate and
+        # fold) share them instead of deep-copying a vocabulary of 400,000 vectors each.
+        return self._clone_sharing(vectors=self.vectors)
+
+    def _fit_keyed_vectors(self, token_lists):
+        from gensim.models import KeyedVectors
+
+        from .bilm.pretrained import load_word_vectors
+
+        if isinstance(self.vectors, KeyedVectors):
+            return self.vectors
+        if isinstance(self.vectors, (str, os.PathLike)):
+            return load_word_vectors(self.vectors)
+        raise TypeError("vectors must be a path to a word-vector text file or a gensim "
+                        f"KeyedVectors, got {type(self.vectors).__name__}")
