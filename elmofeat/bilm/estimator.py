@@ -78,9 +78,9 @@ class BiLM(TextEstimatorMixin, BaseEstimator):
     embedding_dim : int, default=256
         Width of the token layer and of each direction's LSTM output.
     hidden_dim : int, default=256
-        LSTM cell width. When it differs from ``embedding_dim`` each LSTM projects its
-        output back to ``embedding_dim`` (``nn.LSTM(proj_size=...)``), so that all
-        layers have the same width.
+        LSTM cell width, at least ``embedding_dim``. When it is larger, each LSTM
+        projects its output back to ``embedding_dim`` (``nn.LSTM(proj_size=...)``), so
+        that all layers have the same width.
     n_layers : int, default=2
         LSTM layers per direction.
     dropout : float, default=0.1
@@ -294,6 +294,11 @@ class BiLM(TextEstimatorMixin, BaseEstimator):
                 check_scalar(getattr(self, name), name, Integral, min_val=1)
         if self.max_time is not None:
             check_scalar(self.max_time, "max_time", Real, min_val=0, include_boundaries="neither")
+        if self.hidden_dim < self.embedding_dim:
+            raise ValueError(
+                f"hidden_dim={self.hidden_dim} is below embedding_dim={self.embedding_dim}: each "
+                "LSTM projects its hidden state down to embedding_dim, so hidden_dim must be at "
+                "least embedding_dim")
         # Above 0.99 almost nothing passes (and byte-sized dropout rounds 0.999 to 1).
         check_scalar(self.dropout, "dropout", Real, min_val=0, max_val=0.99)
         check_scalar(self.learning_rate, "learning_rate", Real, min_val=0, include_boundaries="neither")
@@ -547,12 +552,54 @@ class BiLM(TextEstimatorMixin, BaseEstimator):
         return [layers.copy() for layers in self.iter_embed(documents, batch_size, chunk_size=max(1, len(documents)))]
 
     def perplexity(self, X) -> float:
-        """Exact perplexity of both directions on the documents ``X``."""
+        """Exact perplexity of both directions on the documents ``X``.
+
+        Raises
+        ------
+        ValueError
+            If ``X`` has no token at all (a perplexity of nothing is undefined).
+        """
         check_is_fitted(self, "language_model_")
         windows = self._windows(self._tokenize(X))
+        if len(windows) == 0:
+            raise ValueError("X has no token: perplexity needs at least one word")
         with torch_threads(self.n_threads):
             return evaluate_perplexity(self.language_model_, windows, self._chars(windows),
                                        4 * self.batch_size, self._bf16(False), str(self._device))
+
+    def score(self, X, y=None) -> float:
+        """Minus the mean per-token negative log-likelihood of both directions on ``X``
+        (``-log(perplexity(X))``): greater is better, so that ``GridSearchCV(BiLM(),
+        {"hidden_dim": [...]})`` tunes the language model by held-out likelihood.
+
+        Parameters
+        ----------
+        X : iterable of str
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        score : float
+
+        Examples
+        --------
+        >>> from sklearn.model_selection import GridSearchCV
+        >>> from elmofeat import BiLM
+        >>> texts = ["the cat sat on the mat .", "the dog sat on the log ."] * 20
+        >>> search = GridSearchCV(BiLM(embedding_dim=8, max_epochs=1, random_state=0),
+        ...                       {"hidden_dim": [8, 16]}, cv=2).fit(texts)
+        >>> search.best_params_["hidden_dim"] in (8, 16)
+        True
+        """
+        return -math.log(self.perplexity(X))
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.two_d_array = False
+        tags.input_tags.string = True
+        tags.requires_fit = True
+        return tags
 
     # ------------------------------------------------------------------ persistence
     def save(self, path) -> None:
