@@ -10,10 +10,16 @@ the states of real tokens). At every position ``t`` the forward state has seen t
 
 from __future__ import annotations
 
+import warnings
+
 import torch
 from torch import nn
 
 from .dropout import ByteDropout
+
+# torch says this once per process for every projected LSTM (hidden_dim > embedding_dim):
+# it only means that the plain kernel runs instead of oneDNN's, nothing a user can act on.
+warnings.filterwarnings("ignore", message="LSTM with projections is not supported with oneDNN")
 
 
 def reverse_padded(x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
