@@ -198,8 +198,8 @@ class RepresentationCache:
         if had_entries:
             release_free_memory()
 
-    def embed(self, bilm, bilm_id: str, documents: list[str],
-              store: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    def embed(self, bilm, bilm_id: str, documents: list[str], store: bool = True,
+              batch_size: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Like ``bilm.embed_flat(documents)``, computing only documents not cached;
         with ``store=False`` what it computes is not added to the cache."""
         keys = [(bilm_id, hashlib.sha256(d.encode("utf-8", "surrogatepass")).digest())
@@ -209,7 +209,7 @@ class RepresentationCache:
         self.misses += len(missing)
         fresh = {}
         if missing:
-            layers, offsets = bilm.embed_flat([documents[i] for i in missing])
+            layers, offsets = bilm.embed_flat([documents[i] for i in missing], batch_size)
             for j, i in enumerate(missing):
                 fresh[keys[i]] = layers[offsets[j] : offsets[j + 1]]
         parts = [fresh[k] if k in fresh else self._entries[k] for k in keys]

@@ -21,6 +21,7 @@ from ._pooling import check_pooling
 from ._text import validate_documents
 from ._validation import check_scalar
 from .bilm import BiLM
+from .bilm.estimator import check_device, resolve_device
 from .bilm.io import weights_digest
 from .bilm.train import torch_threads
 from .mix import (
@@ -91,10 +92,19 @@ class ElmoVectorizer(BaseTextVectorizer):
         AdamW learning rate of the supervised mix. None: 0.01 for ``"trainable"`` (a
         handful of parameters) and 0.001 for ``"mlp"``, whose wide layer loses most of
         its ReLU units at 0.01 on small training sets (its features then collapse).
-    batch_size : int, default=64
-        Documents per step of the mix's training.
-    device : {"auto", "cpu", "cuda"}, default="auto"
-        Where a biLM that this vectorizer pretrains runs (a fitted biLM stays where it is).
+    mix_batch_size : int, default=64
+        Documents per step of the supervised mix's training.
+    batch_size : int or None, default=None
+        Windows (of the biLM's ``max_len`` tokens) per inference batch when computing
+        layer representations; None: 4 times the biLM's training ``batch_size``. Larger
+        batches use the CPU or GPU better and need more memory; the features do not
+        depend on it.
+    device : str, default="auto"
+        Where the vectorizer runs: pretraining and inference. ``"auto"``: a biLM it
+        pretrains goes to CUDA when available (else the CPU), and a fitted biLM stays
+        where it is. Any torch device string (``"cpu"``, ``"cuda"``, ``"cuda:1"``,
+        ``"mps"``): everything runs there; a fitted biLM on another device is copied
+        there (the one you passed is not moved).
     cache_dir : "auto", None or path, default="auto"
         Where pretrained biLMs are shared between clones and worker processes (see
         Notes). ``"auto"``: ``$ELMOFEAT_CACHE`` or the user's cache folder
@@ -194,7 +204,8 @@ class ElmoVectorizer(BaseTextVectorizer):
         mlp_dim=256,
         mix_epochs=10,
         mix_learning_rate=None,
-        batch_size=64,
+        mix_batch_size=64,
+        batch_size=None,
         device="auto",
         cache_dir="auto",
         n_jobs=None,
@@ -210,6 +221,7 @@ class ElmoVectorizer(BaseTextVectorizer):
         self.mlp_dim = mlp_dim
         self.mix_epochs = mix_epochs
         self.mix_learning_rate = mix_learning_rate
+        self.mix_batch_size = mix_batch_size
         self.batch_size = batch_size
         self.device = device
         self.cache_dir = cache_dir
@@ -243,14 +255,15 @@ class ElmoVectorizer(BaseTextVectorizer):
             raise TypeError(f"bilm must be a BiLM or None, got {type(self.bilm).__name__}")
         check_scalar(self.mlp_dim, "mlp_dim", Integral, min_val=1)
         check_scalar(self.mix_epochs, "mix_epochs", Integral, min_val=1)
-        check_scalar(self.batch_size, "batch_size", Integral, min_val=1)
+        check_scalar(self.mix_batch_size, "mix_batch_size", Integral, min_val=1)
+        if self.batch_size is not None:
+            check_scalar(self.batch_size, "batch_size", Integral, min_val=1)
         if self.mix_learning_rate is not None:
             check_scalar(self.mix_learning_rate, "mix_learning_rate", Real, min_val=0,
                          include_boundaries="neither")
         if self.n_jobs is not None and (not isinstance(self.n_jobs, Integral) or self.n_jobs == 0):
             raise ValueError(f"n_jobs must be None or a non-zero integer, got {self.n_jobs!r}")
-        if self.device not in ("auto", "cpu", "cuda"):
-            raise ValueError(f"device must be 'auto', 'cpu' or 'cuda', got {self.device!r}")
+        check_device(self.device)
         if self.layer_mix != "frozen" and y is None:
             raise ValueError(
                 f"layer_mix={self.layer_mix!r} learns the mix from labels: pass y to fit "
@@ -280,7 +293,11 @@ class ElmoVectorizer(BaseTextVectorizer):
 
     def _pretrained_bilm(self, documents, random_state):
         if _is_fitted_bilm(self.bilm):
-            return self.bilm
+            if isinstance(self.device, str) and self.device == "auto":
+                return self.bilm
+            target = resolve_device(self.device)
+            current = next(self.bilm.language_model_.parameters()).device
+            return self.bilm if current == target else self.bilm._moved_to(self.device)
         bilm = self.bilm if self.bilm is not None else BiLM(
             random_state=int(random_state.randint(2**31 - 1)))
         bilm = clone(bilm).set_params(device=self.device, verbose=self.verbose or bilm.verbose)
@@ -289,13 +306,14 @@ class ElmoVectorizer(BaseTextVectorizer):
     def _layers(self, documents):
         """Representations for fitting: kept in the process cache for reuse (the other
         candidates of a search, cross-fitting)."""
-        return _bilm_cache.REPRESENTATIONS.embed(self.bilm_, self._bilm_id_, documents)
+        return _bilm_cache.REPRESENTATIONS.embed(self.bilm_, self._bilm_id_, documents,
+                                                 batch_size=self.batch_size)
 
     def _cached_layers(self, documents):
         """Representations for transforming: taken from the cache where a fit left them,
         never added to it, so transforming a corpus keeps no memory."""
         return _bilm_cache.REPRESENTATIONS.embed(self.bilm_, self._bilm_id_, documents,
-                                                 store=False)
+                                                 store=False, batch_size=self.batch_size)
 
     # --------------------------------------------------------------------- fitting
     def _layer_spread(self, documents, seed) -> np.ndarray:
@@ -322,7 +340,7 @@ class ElmoVectorizer(BaseTextVectorizer):
         learning_rate = self.mix_learning_rate
         if learning_rate is None:
             learning_rate = 0.001 if self.layer_mix == "mlp" else 0.01
-        config = HeadConfig(self.mix_epochs, float(learning_rate), self.batch_size, seed)
+        config = HeadConfig(self.mix_epochs, float(learning_rate), self.mix_batch_size, seed)
         return fit_supervised_mix(self.layer_mix, layers, offsets, np.asarray(docs),
                                   targets.y[docs], targets.classification, self.pooling,
                                   self.mlp_dim, config, pooled_layers)
@@ -448,14 +466,14 @@ class ElmoVectorizer(BaseTextVectorizer):
         n_jobs = min(effective_n_jobs(self.n_jobs), max(len(documents) // _CHUNK, 1))
         if n_jobs == 1:
             parts = [_features(self.bilm_, self.layer_mix, self.mix_params_, self.pooling,
-                               chunk, self._cached_layers)
+                               chunk, self._cached_layers, self.batch_size)
                      for chunk in _chunks(documents, _CHUNK)]
         else:
             threads = max(1, cpu_count() // n_jobs)
             size = -(-len(documents) // n_jobs)
             parts = Parallel(n_jobs=n_jobs)(
                 delayed(_transform_part)(self.bilm_, self.layer_mix, self.mix_params_,
-                                         self.pooling, part, threads)
+                                         self.pooling, part, threads, self.batch_size)
                 for part in _chunks(documents, size)
             )
         empty = np.zeros((0, len(self.get_feature_names_out())), dtype=np.float32)
@@ -482,16 +500,18 @@ def _chunks(documents, size):
     return [documents[start : start + size] for start in range(0, len(documents), size)]
 
 
-def _transform_part(bilm, layer_mix, mix_params, pooling, documents, n_threads):
+def _transform_part(bilm, layer_mix, mix_params, pooling, documents, n_threads, batch_size):
     """Features of a part of the documents, in a worker with ``n_threads`` threads."""
     with torch_threads(n_threads), threadpool_limits(n_threads):
         return np.concatenate([
-            _features(bilm, layer_mix, mix_params, pooling, chunk, bilm.embed_flat)
+            _features(bilm, layer_mix, mix_params, pooling, chunk,
+                      lambda docs: bilm.embed_flat(docs, batch_size), batch_size)
             for chunk in _chunks(documents, _CHUNK)
         ])
 
 
-def _features(bilm, layer_mix, mix_params, pooling, documents, layers_of) -> np.ndarray:
+def _features(bilm, layer_mix, mix_params, pooling, documents, layers_of,
+              batch_size=None) -> np.ndarray:
     """Features of a chunk of documents with at most about ``_TOKEN_BUDGET`` tokens' layers
     in memory at once: documents are grouped up to that many tokens, and a document longer
     than that is read in pieces of whole windows and pooled as it goes.
@@ -510,7 +530,8 @@ def _features(bilm, layer_mix, mix_params, pooling, documents, layers_of) -> np.
         if n_tokens > _TOKEN_BUDGET:
             flush()
             group_tokens = 0
-            out.append(_stream_document(bilm, layer_mix, mix_params, pooling, document)[None, :])
+            out.append(_stream_document(bilm, layer_mix, mix_params, pooling, document,
+                                        batch_size)[None, :])
             continue
         if group_tokens + n_tokens > _TOKEN_BUDGET:
             flush()
@@ -521,11 +542,11 @@ def _features(bilm, layer_mix, mix_params, pooling, documents, layers_of) -> np.
     return np.concatenate(out) if out else np.zeros((0, 0), np.float32)
 
 
-def _stream_document(bilm, layer_mix, mix_params, pooling, document) -> np.ndarray:
+def _stream_document(bilm, layer_mix, mix_params, pooling, document, batch_size=None) -> np.ndarray:
     """Features of one long document, its layers computed a piece of whole windows at a
     time (windows are independent, so the pieces give the same layers as the whole)."""
     tokens = bilm._tokenize([document])[0]
     piece = max(1, _TOKEN_BUDGET // bilm.max_len) * bilm.max_len
-    pieces = (bilm._embed_tokens([tokens[start : start + piece]])[0]
+    pieces = (bilm._embed_tokens([tokens[start : start + piece]], batch_size)[0]
               for start in range(0, len(tokens), piece))
     return stream_mix_and_pool(layer_mix, mix_params, pieces, pooling)

@@ -219,7 +219,10 @@ def test_hundred_thousand_word_document_is_windowed(corpus, bilm):
     ({"layer_mix": "attention"}, ValueError, "layer_mix"),
     ({"pooling": "median"}, ValueError, "pooling"),
     ({"mlp_dim": 0}, ValueError, "mlp_dim"),
-    ({"device": "tpu"}, ValueError, "device"),
+    ({"device": "tpu"}, ValueError, "device must be 'auto' or a torch device"),
+    ({"device": 3}, TypeError, "device must be 'auto' or a torch device string"),
+    ({"batch_size": 0}, ValueError, "batch_size"),
+    ({"mix_batch_size": 0}, ValueError, "mix_batch_size"),
     ({"n_jobs": 0}, ValueError, "n_jobs must be None or a non-zero integer"),
     ({"n_jobs": 1.5}, ValueError, "n_jobs must be None or a non-zero integer"),
     ({"bilm": "elmo.pt"}, TypeError, "bilm must be a BiLM"),
@@ -301,7 +304,7 @@ def test_parallel_workers_get_a_share_of_the_threads(corpus, bilm, monkeypatch):
     real = elmo._transform_part
 
     def spy(*args):
-        seen.append(args[-1])
+        seen.append(args[5])  # n_threads
         return real(*args)
 
     monkeypatch.setattr(elmo, "_transform_part", spy)
@@ -502,3 +505,32 @@ def test_transform_keeps_no_representations_but_fit_does(corpus, bilm):
     for bad in (-1, 1.5, "1GB", True):
         with pytest.raises(ValueError, match="representation_cache_bytes must be an integer"):
             elmofeat.set_config(representation_cache_bytes=bad)
+
+
+
+def test_inference_batch_size_does_not_change_the_features(corpus, bilm):
+    X, _ = corpus
+    default = ElmoVectorizer(bilm, cache_dir=None).fit(X)
+    tiny_batches = ElmoVectorizer(bilm, batch_size=1, cache_dir=None).fit(X)
+    _bilm_cache.REPRESENTATIONS.clear()
+    np.testing.assert_allclose(tiny_batches.transform(X[:20]), default.transform(X[:20]),
+                               rtol=1e-5, atol=1e-6)
+
+
+def test_device_is_where_the_vectorizer_runs(corpus, bilm):
+    import torch
+
+    X, _ = corpus
+    # A fitted biLM already there (or "auto") is used as it is, not copied.
+    assert ElmoVectorizer(bilm, device="cpu", cache_dir=None).fit(X).bilm_ is bilm
+    assert ElmoVectorizer(bilm, cache_dir=None).fit(X).bilm_ is bilm
+    # Moving makes a copy on the device and leaves the shared biLM alone.
+    moved = bilm._moved_to("cpu")
+    assert moved is not bilm and moved.language_model_ is not bilm.language_model_
+    np.testing.assert_array_equal(moved.embed(X[:2])[0], bilm.embed(X[:2])[0])
+    if not torch.cuda.is_available():
+        for device in ("cuda", "cuda:1"):
+            with pytest.raises(ValueError, match="torch sees no cuda device"):
+                ElmoVectorizer(bilm, device=device, cache_dir=None).fit(X)
+            with pytest.raises(ValueError, match="torch sees no cuda device"):
+                BiLM(**{**SMALL_BILM, "device": device}).fit(X)

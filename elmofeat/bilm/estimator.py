@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import copy
 import hashlib
 import json
 import logging
@@ -35,15 +36,37 @@ PRECISIONS = ("auto", "bf16", "fp32")
 BILM_TOKEN_PATTERN = r"(?u)\b\w+\b|[^\w\s]"
 
 
-def resolve_device(device: str) -> torch.device:
-    """``"auto"`` -> CUDA when available, else CPU; otherwise the named device."""
-    if device == "auto":
+def check_device(device) -> None:
+    """Raise unless ``device`` is ``"auto"`` or a device string torch understands
+    (``"cpu"``, ``"cuda"``, ``"cuda:1"``, ``"mps"``...); availability is checked on use."""
+    if isinstance(device, str) and device == "auto":
+        return
+    if not isinstance(device, (str, torch.device)):
+        raise TypeError(f"device must be 'auto' or a torch device string, got {device!r}")
+    try:
+        torch.device(device)
+    except (RuntimeError, ValueError):
+        raise ValueError("device must be 'auto' or a torch device such as 'cpu', 'cuda', "
+                         f"'cuda:1' or 'mps', got {device!r}") from None
+
+
+def resolve_device(device) -> torch.device:
+    """``"auto"`` -> CUDA when available, else CPU; otherwise the named device, which
+    must be available."""
+    check_device(device)
+    if isinstance(device, str) and device == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    if device not in ("cpu", "cuda") and not str(device).startswith("cuda:"):
-        raise ValueError(f"device must be 'auto', 'cpu' or 'cuda', got {device!r}")
-    if str(device).startswith("cuda") and not torch.cuda.is_available():
-        raise ValueError(f"device={device!r} but torch sees no CUDA device")
-    return torch.device(device)
+    resolved = torch.device(device)
+    if resolved.type == "cpu":
+        return resolved
+    backend = torch.backends.mps if resolved.type == "mps" else getattr(torch, resolved.type, None)
+    if backend is None or not backend.is_available():
+        raise ValueError(f"device={str(device)!r} but torch sees no {resolved.type} device")
+    if (resolved.type == "cuda" and resolved.index is not None
+            and resolved.index >= torch.cuda.device_count()):
+        raise ValueError(f"device={str(device)!r} but torch sees {torch.cuda.device_count()} "
+                         "CUDA device(s)")
+    return resolved
 
 
 def _bf16_supported(device: torch.device) -> bool:
@@ -150,7 +173,9 @@ class BiLM(TextEstimatorMixin, BaseEstimator):
     n_threads : int, default=None
         torch threads while fitting and embedding; the previous setting is restored
         afterwards. None keeps torch's current setting.
-    device : {"auto", "cpu", "cuda"}, default="cpu"
+    device : str, default="cpu"
+        ``"auto"`` (CUDA when available, else the CPU) or any torch device string:
+        ``"cpu"``, ``"cuda"``, ``"cuda:1"``, ``"mps"``.
     checkpoint_dir : str or path, default=None
         Where to write ``checkpoint.pt`` (atomically) after every epoch and every
         ``checkpoint_every`` steps. A fit that finds a checkpoint of the same texts and
@@ -284,6 +309,7 @@ class BiLM(TextEstimatorMixin, BaseEstimator):
             raise ValueError(f"token_init must be one of {TOKEN_INITS}, got {self.token_init!r}")
         if self.precision not in PRECISIONS:
             raise ValueError(f"precision must be one of {PRECISIONS}, got {self.precision!r}")
+        check_device(self.device)
         for name, low in [("embedding_dim", 1), ("hidden_dim", 1), ("n_layers", 1),
                           ("n_samples", 1), ("char_dim", 1), ("n_highway", 0),
                           ("max_word_length", 3), ("min_count", 1), ("max_len", 1),
@@ -566,6 +592,14 @@ class BiLM(TextEstimatorMixin, BaseEstimator):
         with torch_threads(self.n_threads):
             return evaluate_perplexity(self.language_model_, windows, self._chars(windows),
                                        4 * self.batch_size, self._bf16(False), str(self._device))
+
+    def _moved_to(self, device) -> "BiLM":
+        """A copy of this fitted biLM whose modules live on ``device`` (this one is left
+        where it is: it may be shared)."""
+        moved = copy.copy(self)
+        moved.device = device
+        moved.language_model_ = copy.deepcopy(self.language_model_).to(resolve_device(device))
+        return moved
 
     def score(self, X, y=None) -> float:
         """Minus the mean per-token negative log-likelihood of both directions on ``X``
