@@ -10,6 +10,7 @@ It gives the vectorizers
 
 from __future__ import annotations
 
+import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
@@ -52,6 +53,25 @@ class BaseTextVectorizer(TextEstimatorMixin, TransformerMixin, BaseEstimator):
     """
 
     _feature_prefix = "feature"
+    _DTYPES = ("float32", "float64")
+
+    def _check_output_params(self):
+        """``norm`` and ``dtype``, the output options every vectorizer has."""
+        if self.norm not in (None, "l2"):
+            raise ValueError(f"norm must be None or 'l2', got {self.norm!r}")
+        try:
+            name = np.dtype(self.dtype).name
+        except TypeError:
+            name = None
+        if name not in self._DTYPES:
+            raise ValueError(f"dtype must be np.float32 or np.float64, got {self.dtype!r}")
+
+    def _finish(self, features: np.ndarray) -> np.ndarray:
+        """Apply ``norm`` and ``dtype`` to pooled features (float32 internally)."""
+        if self.norm == "l2":
+            lengths = np.linalg.norm(features, axis=1, keepdims=True)
+            features = features / np.where(lengths > 0, lengths, 1)
+        return np.ascontiguousarray(features, dtype=self.dtype)
 
     def _clone_sharing(self, **shared):
         """A clone whose ``shared`` parameters are passed as they are (not copied), the
@@ -87,5 +107,9 @@ class BaseTextVectorizer(TextEstimatorMixin, TransformerMixin, BaseEstimator):
         tags.input_tags.string = True
         tags.requires_fit = True
         if tags.transformer_tags is not None:
-            tags.transformer_tags.preserves_dtype = ["float32"]  # the features are float32
+            # The features' type is the dtype parameter, whatever the input.
+            try:
+                tags.transformer_tags.preserves_dtype = [np.dtype(self.dtype).name]
+            except TypeError:  # an invalid dtype: fit will say so
+                tags.transformer_tags.preserves_dtype = []
         return tags

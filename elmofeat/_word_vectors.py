@@ -54,6 +54,7 @@ class WordVectorVectorizer(BaseTextVectorizer):
             Fitted vectorizer.
         """
         check_pooling(self.pooling)
+        self._check_output_params()
         token_lists = self._tokenize(X)
         if not token_lists:
             raise ValueError("X is empty: fit needs at least one document")
@@ -88,7 +89,7 @@ class WordVectorVectorizer(BaseTextVectorizer):
         check_is_fitted(self, "keyed_vectors_")
         check_pooling(self.pooling)
         corpus = self._vocabulary().encode(self._tokenize(X))
-        return pool_lookup(corpus, self.keyed_vectors_.vectors, self.pooling)
+        return self._finish(pool_lookup(corpus, self.keyed_vectors_.vectors, self.pooling))
 
     def __getstate__(self):
         state = super().__getstate__()

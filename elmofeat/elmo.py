@@ -82,6 +82,12 @@ class ElmoVectorizer(BaseTextVectorizer):
         measures the difference). AllenNLP's ``ScalarMix(do_layer_norm=True)``
         normalises each layer for the same reason.
     pooling : {"mean", "max", "meanmax"}, default="mean"
+    norm : {None, "l2"}, default=None
+        ``"l2"``: each document's features scaled to unit length (as
+        ``TfidfVectorizer`` and sentence-transformers' ``normalize_embeddings``); an empty
+        document stays a zero vector.
+    dtype : {np.float32, np.float64}, default=np.float32
+        Type of the features.
     cv : int or cross-validation generator, default=5
         Folds of the cross-fitting in ``fit_transform`` with a supervised mix (see Notes).
     mlp_dim : int, default=256
@@ -200,6 +206,8 @@ class ElmoVectorizer(BaseTextVectorizer):
         mix_weights=None,
         scale_layers=True,
         pooling="mean",
+        norm=None,
+        dtype=np.float32,
         cv=5,
         mlp_dim=256,
         mix_epochs=10,
@@ -217,6 +225,8 @@ class ElmoVectorizer(BaseTextVectorizer):
         self.mix_weights = mix_weights
         self.scale_layers = scale_layers
         self.pooling = pooling
+        self.norm = norm
+        self.dtype = dtype
         self.cv = cv
         self.mlp_dim = mlp_dim
         self.mix_epochs = mix_epochs
@@ -251,6 +261,7 @@ class ElmoVectorizer(BaseTextVectorizer):
         if self.layer_mix not in MIXES:
             raise ValueError(f"layer_mix must be one of {MIXES}, got {self.layer_mix!r}")
         check_pooling(self.pooling)
+        self._check_output_params()
         if self.bilm is not None and not isinstance(self.bilm, BiLM):
             raise TypeError(f"bilm must be a BiLM or None, got {type(self.bilm).__name__}")
         check_scalar(self.mlp_dim, "mlp_dim", Integral, min_val=1)
@@ -446,7 +457,7 @@ class ElmoVectorizer(BaseTextVectorizer):
         unlabelled = np.setdiff1d(np.arange(len(documents)), labelled)
         if len(unlabelled):
             out[unlabelled] = features(self.mix_params_, unlabelled)
-        return out
+        return self._finish(out)
 
     # ------------------------------------------------------------------- transform
     def transform(self, X):
@@ -477,7 +488,7 @@ class ElmoVectorizer(BaseTextVectorizer):
                 for part in _chunks(documents, size)
             )
         empty = np.zeros((0, len(self.get_feature_names_out())), dtype=np.float32)
-        return np.concatenate([empty, *parts])
+        return self._finish(np.concatenate([empty, *parts]))
 
 
 def _check_partition(folds, n_documents: int) -> None:

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import logging
+import math
 from numbers import Integral, Real
 
-import math
-
+import numpy as np
 from sklearn.utils import check_random_state
 
 from ._text import DEFAULT_TOKEN_PATTERN
@@ -74,6 +74,9 @@ class SkipGramVectorizer(WordVectorVectorizer):
     workers : int, default=1
         Training threads. See *Reproducibility* below.
     pooling : {"mean", "max", "meanmax"}, default="mean"
+    norm : {None, "l2"}, default=None
+        ``"l2"``: each document's features scaled to unit length (zero rows stay zero).
+    dtype : {np.float32, np.float64}, default=np.float32
     lowercase : bool, default=True
     token_pattern : str, default=r"(?u)\\b\\w\\w+\\b"
     tokenizer : callable, default=None
@@ -136,6 +139,8 @@ class SkipGramVectorizer(WordVectorVectorizer):
         min_alpha=1e-4,
         workers=1,
         pooling="mean",
+        norm=None,
+        dtype=np.float32,
         lowercase=True,
         token_pattern=DEFAULT_TOKEN_PATTERN,
         tokenizer=None,
@@ -152,6 +157,8 @@ class SkipGramVectorizer(WordVectorVectorizer):
         self.min_alpha = min_alpha
         self.workers = workers
         self.pooling = pooling
+        self.norm = norm
+        self.dtype = dtype
         self.lowercase = lowercase
         self.token_pattern = token_pattern
         self.tokenizer = tokenizer

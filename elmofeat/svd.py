@@ -184,6 +184,9 @@ class SVDVectorizer(WordVectorVectorizer):
         Keep only the most frequent words.
     pooling : {"mean", "max", "meanmax"}, default="mean"
         How word vectors become one document vector; ``"meanmax"`` concatenates both.
+    norm : {None, "l2"}, default=None
+        ``"l2"``: each document's features scaled to unit length (zero rows stay zero).
+    dtype : {np.float32, np.float64}, default=np.float32
     lowercase : bool, default=True
     token_pattern : str, default=r"(?u)\\b\\w\\w+\\b"
     tokenizer : callable, default=None
@@ -239,6 +242,8 @@ class SVDVectorizer(WordVectorVectorizer):
         min_count=2,
         max_features=None,
         pooling="mean",
+        norm=None,
+        dtype=np.float32,
         lowercase=True,
         token_pattern=DEFAULT_TOKEN_PATTERN,
         tokenizer=None,
@@ -254,6 +259,8 @@ class SVDVectorizer(WordVectorVectorizer):
         self.min_count = min_count
         self.max_features = max_features
         self.pooling = pooling
+        self.norm = norm
+        self.dtype = dtype
         self.lowercase = lowercase
         self.token_pattern = token_pattern
         self.tokenizer = tokenizer

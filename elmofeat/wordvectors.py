@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 
+import numpy as np
+
 from ._word_vectors import WordVectorVectorizer
 
 
@@ -23,6 +25,9 @@ class WordVectorsVectorizer(WordVectorVectorizer):
         A text file in GloVe format (no header) or word2vec/fastText ``.vec`` format
         (header line), optionally gzipped, or loaded ``KeyedVectors``.
     pooling : {"mean", "max", "meanmax"}, default="mean"
+    norm : {None, "l2"}, default=None
+        ``"l2"``: each document's features scaled to unit length (zero rows stay zero).
+    dtype : {np.float32, np.float64}, default=np.float32
     lowercase : bool, default=True
         GloVe's words are lower-case.
     token_pattern : str, default=r"(?u)\\b\\w\\w+\\b"
@@ -49,10 +54,12 @@ class WordVectorsVectorizer(WordVectorVectorizer):
 
     _feature_prefix = "wordvectors"
 
-    def __init__(self, vectors=None, *, pooling="mean", lowercase=True,
-                 token_pattern=r"(?u)\b\w\w+\b", tokenizer=None):
+    def __init__(self, vectors=None, *, pooling="mean", norm=None, dtype=np.float32,
+                 lowercase=True, token_pattern=r"(?u)\b\w\w+\b", tokenizer=None):
         self.vectors = vectors
         self.pooling = pooling
+        self.norm = norm
+        self.dtype = dtype
         self.lowercase = lowercase
         self.token_pattern = token_pattern
         self.tokenizer = tokenizer

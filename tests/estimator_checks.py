@@ -309,3 +309,23 @@ CHECKS = [
     check_pipeline_and_grid_search,
     check_tags,
 ]
+
+
+def check_norm_and_dtype(estimator, X, y):
+    """norm="l2" gives unit rows (a zero row stays zero); dtype sets the output type."""
+    plain = clone(estimator).fit(X, y).transform(X[:5] + [""])
+    est = clone(estimator).set_params(norm="l2", dtype=np.float64).fit(X, y)
+    out = est.transform(X[:5] + [""])
+    assert out.dtype == np.float64
+    np.testing.assert_allclose(np.linalg.norm(out[:5], axis=1), 1.0, rtol=1e-6)
+    np.testing.assert_array_equal(out[5], 0)
+    np.testing.assert_allclose(out[:5], plain[:5] / np.linalg.norm(plain[:5], axis=1, keepdims=True),
+                               rtol=1e-5, atol=1e-6)
+    assert est.__sklearn_tags__().transformer_tags.preserves_dtype == ["float64"]
+    for params, match in [({"norm": "l1"}, "norm must be None or 'l2'"),
+                          ({"dtype": np.int64}, "dtype must be np.float32 or np.float64")]:
+        with pytest.raises(ValueError, match=match):
+            clone(estimator).set_params(**params).fit(X, y)
+
+
+CHECKS.append(check_norm_and_dtype)
