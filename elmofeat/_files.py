@@ -5,9 +5,10 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import shutil
 import tempfile
 from pathlib import Path
+
+from .exceptions import DiskFullError
 
 _UMASK = os.umask(0o022)
 os.umask(_UMASK)
@@ -63,22 +64,3 @@ def _out_of_space(exc: BaseException) -> bool:
             return True
         exc = exc.__cause__ or exc.__context__
     return False
-
-
-class DiskFullError(OSError):
-    """A file could not be written for lack of space; the previous file is intact."""
-
-    def __init__(self, path, cause):
-        path = Path(path)
-        try:
-            free = f"{shutil.disk_usage(path.parent).free / 2**20:,.1f} MiB free there"
-        except OSError:  # pragma: no cover - the folder vanished
-            free = "free space unknown"
-        super().__init__(
-            errno.ENOSPC,
-            f"could not write {path}: the disk that holds {path.parent} is full, or the "
-            f"file size limit (ulimit -f) was reached ({free}); any previous {path.name} "
-            f"is intact ({type(cause).__name__}: {str(cause).splitlines()[0] if str(cause) else ''})")
-
-    def __str__(self):
-        return self.strerror

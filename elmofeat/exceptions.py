@@ -1,5 +1,9 @@
 """Warnings and errors specific to elmofeat."""
 
+import errno
+import shutil
+from pathlib import Path
+
 
 class ElmofeatVersionWarning(UserWarning):
     """A pickled elmofeat object was saved with other package versions than the current ones.
@@ -34,3 +38,33 @@ class CacheWarning(UserWarning):
     >>> warnings.simplefilter("error", CacheWarning)
     >>> warnings.resetwarnings()
     """
+
+
+class DiskFullError(OSError):
+    """A file could not be written for lack of space; the previous file is intact.
+
+    Raised by every elmofeat save (models, checkpoints, reports, features) when the disk
+    is full or the file size limit (``ulimit -f``) is reached; an ``OSError`` with
+    ``errno.ENOSPC``, whose message names the file and the free space.
+
+    Examples
+    --------
+    >>> from elmofeat.exceptions import DiskFullError
+    >>> issubclass(DiskFullError, OSError)
+    True
+    """
+
+    def __init__(self, path, cause):
+        path = Path(path)
+        try:
+            free = f"{shutil.disk_usage(path.parent).free / 2**20:,.1f} MiB free there"
+        except OSError:  # pragma: no cover - the folder vanished
+            free = "free space unknown"
+        super().__init__(
+            errno.ENOSPC,
+            f"could not write {path}: the disk that holds {path.parent} is full, or the "
+            f"file size limit (ulimit -f) was reached ({free}); any previous {path.name} "
+            f"is intact ({type(cause).__name__}: {str(cause).splitlines()[0] if str(cause) else ''})")
+
+    def __str__(self):
+        return self.strerror
