@@ -13,6 +13,7 @@ from sklearn.model_selection import KFold, StratifiedKFold, check_cv
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_limits
+from tqdm.auto import tqdm
 
 from . import _bilm_cache
 from ._base import BaseTextVectorizer
@@ -74,10 +75,11 @@ class ElmoVectorizer(BaseTextVectorizer):
         Weights of the frozen mix: uniform (None), seeded draws in [0.5, 1]
         (``"random"``, as in the reference experiment), or one weight per layer.
     scale_layers : bool, default=True
-        Frozen mix only: divide each layer by its spread across the training documents
-        (the root mean variance of its mean-pooled document vectors, on at most 2,048
-        documents) before the fixed weights, so that a weight is that layer's share of
-        the features. Unscaled, the LSTM layers (spread 1.5-5x the token layer's) drown
+        Divide each layer by its spread across the training documents (the root mean
+        variance of its mean-pooled document vectors, on at most 2,048 documents)
+        before the mix, every mix: a frozen or trainable weight is then that layer's
+        share of the features, and the MLP's Kaiming initialisation gets inputs on the
+        unit scale it assumes. Unscaled, the LSTM layers (spread 1.5-5x the token layer's) drown
         the token layer whatever the weights say (the suite's "frozen, unscaled" row
         measures the difference). AllenNLP's ``ScalarMix(do_layer_norm=True)``
         normalises each layer for the same reason.
@@ -127,18 +129,18 @@ class ElmoVectorizer(BaseTextVectorizer):
         Seeds the frozen ``"random"`` weights, the mix's training and the cross-fitting
         folds, and the default biLM.
     verbose : bool, default=False
-        Show the biLM's pretraining progress.
+        Show progress bars: the biLM's pretraining, and ``transform`` (documents).
 
     Attributes
     ----------
     bilm_ : BiLM
         The fitted biLM in use.
     layer_weights_ : ndarray of shape (n_layers + 1,) or None
-        The mix's weights per layer (softmax-normalised for ``"trainable"``); None for
-        ``"mlp"``.
-    layer_scales_ : ndarray of shape (n_layers + 1,) or None
-        Frozen mix: the spread each layer is divided by (ones with
-        ``scale_layers=False``); None for the supervised mixes.
+        The mix's weights of the scaled layers (softmax-normalised for
+        ``"trainable"``); None for ``"mlp"``.
+    layer_scales_ : ndarray of shape (n_layers + 1,)
+        The spread each layer is divided by before the mix (ones with
+        ``scale_layers=False``).
     gamma_ : float or None
         The trainable mix's scale (1 for ``"frozen"``, None for ``"mlp"``).
     mix_params_ : dict of ndarray
@@ -342,19 +344,21 @@ class ElmoVectorizer(BaseTextVectorizer):
         return np.where(spread > 1e-12, spread, 1.0).astype(np.float32)
 
     def _learn_mix(self, layers, offsets, docs, targets, seed, pooled_layers=None):
-        """The mix's parameters, learned from the documents ``docs`` (indices) and
-        their labels ``targets`` (``None`` for the frozen mix)."""
+        """The mix's parameters (applying to the unscaled layers), learned from the
+        documents ``docs`` (indices) and their labels ``targets`` (``None`` for the
+        frozen mix). Needs ``layer_scales_``."""
         if self.layer_mix == "frozen":
-            weights = frozen_weights(self.mix_weights, self.bilm_.n_representations_,
-                                     np.random.RandomState(seed))
-            return {"weights": weights, "gamma": np.float32(1.0)}
+            shares = frozen_weights(self.mix_weights, self.bilm_.n_representations_,
+                                    np.random.RandomState(seed))
+            return {"weights": shares / self.layer_scales_, "gamma": np.float32(1.0),
+                    "shares": shares}
         learning_rate = self.mix_learning_rate
         if learning_rate is None:
             learning_rate = 0.001 if self.layer_mix == "mlp" else 0.01
         config = HeadConfig(self.mix_epochs, float(learning_rate), self.mix_batch_size, seed)
         return fit_supervised_mix(self.layer_mix, layers, offsets, np.asarray(docs),
                                   targets.y[docs], targets.classification, self.pooling,
-                                  self.mlp_dim, config, pooled_layers)
+                                  self.mlp_dim, config, pooled_layers, self.layer_scales_)
 
     def _fit(self, X, y):
         documents = validate_documents(X)
@@ -371,18 +375,13 @@ class ElmoVectorizer(BaseTextVectorizer):
         self._bilm_id_ = weights_digest(self.bilm_) + repr(
             (self.bilm_.lowercase, self.bilm_.token_pattern, self.bilm_.max_len))
         seed = int(random_state.randint(2**31 - 1))
+        # Every mix sees each layer divided by its spread (label-free: every document).
+        self.layer_scales_ = (self._layer_spread(documents, seed) if self.scale_layers
+                              else np.ones(self.bilm_.n_representations_, dtype=np.float32))
         pooled = None
         if self.layer_mix == "frozen":  # nothing to learn from labels
             layers, offsets = None, None
             self.mix_params_ = self._learn_mix(None, None, None, None, seed)
-            weights = self.mix_params_["weights"]
-            self.layer_scales_ = (self._layer_spread(documents, seed) if self.scale_layers
-                                  else np.ones_like(weights))
-            self.layer_weights_ = weights
-            # What transform applies: each layer divided by its spread, then weighted.
-            self.mix_params_ = {"weights": weights / self.layer_scales_, "gamma": np.float32(1.0)}
-            self.gamma_ = 1.0
-            return documents, targets, layers, offsets, seed, pooled
         else:
             layers, offsets = self._layers(documents)
             # A linear mix commutes with mean pooling: pool every layer once, learn (and
@@ -391,8 +390,7 @@ class ElmoVectorizer(BaseTextVectorizer):
                 pooled = pool_layers(layers, offsets)
             self.mix_params_ = self._learn_mix(layers, offsets, targets.labelled, targets, seed,
                                                pooled)
-        self.layer_weights_ = self.mix_params_.get("weights")
-        self.layer_scales_ = None
+        self.layer_weights_ = self.mix_params_.get("shares")
         self.gamma_ = None if self.layer_mix == "mlp" else float(self.mix_params_["gamma"])
         return documents, targets, layers, offsets, seed, pooled
 
@@ -476,9 +474,14 @@ class ElmoVectorizer(BaseTextVectorizer):
         documents = validate_documents(X)
         n_jobs = min(effective_n_jobs(self.n_jobs), max(len(documents) // _CHUNK, 1))
         if n_jobs == 1:
-            parts = [_features(self.bilm_, self.layer_mix, self.mix_params_, self.pooling,
-                               chunk, self._cached_layers, self.batch_size)
-                     for chunk in _chunks(documents, _CHUNK)]
+            parts = []
+            with tqdm(total=len(documents), unit="doc", desc="ElmoVectorizer.transform",
+                      disable=not self.verbose, leave=False) as bar:
+                for chunk in _chunks(documents, _CHUNK):
+                    parts.append(_features(self.bilm_, self.layer_mix, self.mix_params_,
+                                           self.pooling, chunk, self._cached_layers,
+                                           self.batch_size))
+                    bar.update(len(chunk))
         else:
             threads = max(1, cpu_count() // n_jobs)
             size = -(-len(documents) // n_jobs)

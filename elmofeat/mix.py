@@ -10,6 +10,10 @@ fitted vectorizer needs no torch module to transform or to pickle):
   of the concatenated layers; its pooled document features are finally expressed, by an
   affine map, in the space of its initialisation (see :func:`align_to_initial_features`).
 
+Each ``h_j`` is first divided by a fixed ``layer_scales_j`` (its spread across the
+training documents), so that weights are shares and the MLP gets unit-scale inputs; the
+NumPy parameters have the scales folded in and apply to the raw layers.
+
 The supervised mixes learn through :func:`fit_supervised_mix`: mix, pool per document,
 then a linear head (softmax regression for class labels, least squares otherwise),
 all trained jointly; the head is discarded afterwards.
@@ -38,6 +42,10 @@ class ScalarMix(nn.Module):
     ----------
     n_layers : int
         Number of representations mixed.
+    layer_scales : array-like of shape (n_layers,), default=None
+        Fixed divisors of the layers, applied before the weights (a buffer, not
+        learned): ``h_j / layer_scales_j`` puts every layer on one scale, so that the
+        weights are shares. None: ones.
 
     Shape
     -----
@@ -52,10 +60,11 @@ class ScalarMix(nn.Module):
     tensor([1., 1., 1., 1.], grad_fn=<SelectBackward0>)
     """
 
-    def __init__(self, n_layers: int):
+    def __init__(self, n_layers: int, layer_scales=None):
         super().__init__()
         self.scalars = nn.Parameter(torch.empty(n_layers))
         self.gamma = nn.Parameter(torch.empty(()))
+        self.register_buffer("layer_scales", _scales(layer_scales, n_layers))
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -63,16 +72,30 @@ class ScalarMix(nn.Module):
         nn.init.ones_(self.gamma)
 
     def forward(self, layers: torch.Tensor) -> torch.Tensor:
-        weights = torch.softmax(self.scalars, dim=0)
+        weights = torch.softmax(self.scalars, dim=0) / self.layer_scales
         return self.gamma * torch.einsum("...ld,l->...d", layers, weights)
 
     def to_numpy(self) -> dict:
-        return {"weights": torch.softmax(self.scalars.detach(), 0).numpy().astype(np.float32),
-                "gamma": np.float32(self.gamma.detach())}
+        """``weights`` applies to the unscaled layers (the scales folded in); ``shares``
+        are the softmax weights of the scaled layers."""
+        shares = torch.softmax(self.scalars.detach(), 0)
+        return {"weights": (shares / self.layer_scales).numpy().astype(np.float32),
+                "gamma": np.float32(self.gamma.detach()),
+                "shares": shares.numpy().astype(np.float32)}
+
+    def extra_repr(self) -> str:
+        return f"n_layers={len(self.scalars)}"
 
 
 class MLPMix(nn.Module):
     """``relu(W [h_0; ...; h_L] + b)``: a learned function of the concatenated layers.
+
+    Parameters
+    ----------
+    n_layers, dim, output_dim : int
+    layer_scales : array-like of shape (n_layers,), default=None
+        Fixed divisors of the layers before the linear map (see :class:`ScalarMix`):
+        Kaiming initialisation assumes inputs on a unit scale. None: ones.
 
     Shape
     -----
@@ -86,9 +109,12 @@ class MLPMix(nn.Module):
     torch.Size([7, 5])
     """
 
-    def __init__(self, n_layers: int, dim: int, output_dim: int):
+    def __init__(self, n_layers: int, dim: int, output_dim: int, layer_scales=None):
         super().__init__()
         self.linear = nn.Linear(n_layers * dim, output_dim)
+        # One divisor per input feature: each layer's scale repeated over its width.
+        self.register_buffer("input_scales",
+                             _scales(layer_scales, n_layers).repeat_interleave(dim))
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -96,11 +122,24 @@ class MLPMix(nn.Module):
         nn.init.zeros_(self.linear.bias)
 
     def forward(self, layers: torch.Tensor) -> torch.Tensor:
-        return F.relu(self.linear(layers.flatten(-2)))
+        # W (x / s) = (W / s) x: the scales folded into the weight, no copy of the layers.
+        weight = self.linear.weight / self.input_scales
+        return F.relu(F.linear(layers.flatten(-2), weight, self.linear.bias))
 
     def to_numpy(self) -> dict:
-        return {"weight": self.linear.weight.detach().numpy().T.copy(),
+        """The map of the unscaled layers (the scales folded into ``weight``)."""
+        weight = self.linear.weight.detach() / self.input_scales
+        return {"weight": weight.numpy().T.copy(),
                 "bias": self.linear.bias.detach().numpy().copy()}
+
+
+def _scales(layer_scales, n_layers: int) -> torch.Tensor:
+    if layer_scales is None:
+        return torch.ones(n_layers)
+    scales = torch.as_tensor(np.asarray(layer_scales, dtype=np.float32))
+    if scales.shape != (n_layers,) or not (scales > 0).all():
+        raise ValueError(f"layer_scales must be {n_layers} positive numbers, got {layer_scales!r}")
+    return scales
 
 
 def apply_mix(kind: str, params: dict, layers: np.ndarray) -> np.ndarray:
@@ -265,7 +304,8 @@ def _segment_pool(tokens: torch.Tensor, offsets: np.ndarray, pooling: str) -> to
 
 def fit_supervised_mix(kind: str, layers: np.ndarray, offsets: np.ndarray, docs: np.ndarray,
                        y: np.ndarray, classification: bool, pooling: str, output_dim: int,
-                       config: HeadConfig, pooled_layers: np.ndarray | None = None) -> dict:
+                       config: HeadConfig, pooled_layers: np.ndarray | None = None,
+                       layer_scales: np.ndarray | None = None) -> dict:
     """Learn a ``"trainable"`` or ``"mlp"`` mix from labels; return its NumPy parameters.
 
     Parameters
@@ -280,19 +320,23 @@ def fit_supervised_mix(kind: str, layers: np.ndarray, offsets: np.ndarray, docs:
     pooled_layers : ndarray (n_documents, n_layers, dim), default=None
         :func:`pool_layers` of all documents, when the caller already has it (a
         trainable mix with mean pooling learns from it alone).
+    layer_scales : ndarray (n_layers,), default=None
+        Each layer is divided by its scale before the mix (see :class:`ScalarMix`);
+        the returned parameters apply to the unscaled layers.
     """
     # A forked, seeded torch random state: the same seed gives the same mix, and the
     # caller's global random state is left alone.
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(config.seed)
         return _fit(kind, layers, offsets, docs, y, classification, pooling, output_dim, config,
-                    pooled_layers)
+                    pooled_layers, layer_scales)
 
 
 def _fit(kind, layers, offsets, docs, y, classification, pooling, output_dim, config,
-         pooled_layers) -> dict:
+         pooled_layers, layer_scales) -> dict:
     n_layers, dim = layers.shape[1:]
-    mix = ScalarMix(n_layers) if kind == "trainable" else MLPMix(n_layers, dim, output_dim)
+    mix = (ScalarMix(n_layers, layer_scales) if kind == "trainable"
+           else MLPMix(n_layers, dim, output_dim, layer_scales))
     initial = mix.to_numpy()
     mixed_dim = dim if kind == "trainable" else output_dim
     features = 2 * mixed_dim if pooling == "meanmax" else mixed_dim

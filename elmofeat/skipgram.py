@@ -7,7 +7,9 @@ import math
 from numbers import Integral, Real
 
 import numpy as np
+from gensim.models.callbacks import CallbackAny2Vec
 from sklearn.utils import check_random_state
+from tqdm.auto import tqdm
 
 from ._text import DEFAULT_TOKEN_PATTERN
 from ._validation import check_scalar
@@ -83,6 +85,8 @@ class SkipGramVectorizer(WordVectorVectorizer):
         As in :class:`~sklearn.feature_extraction.text.TfidfVectorizer`.
     random_state : int, RandomState instance or None, default=None
         Seeds gensim's initialisation, negative sampling and down-sampling.
+    verbose : bool, default=False
+        Show a progress bar over the training epochs.
 
     Attributes
     ----------
@@ -145,6 +149,7 @@ class SkipGramVectorizer(WordVectorVectorizer):
         token_pattern=DEFAULT_TOKEN_PATTERN,
         tokenizer=None,
         random_state=None,
+        verbose=False,
     ):
         self.vector_size = vector_size
         self.window = window
@@ -163,6 +168,7 @@ class SkipGramVectorizer(WordVectorVectorizer):
         self.token_pattern = token_pattern
         self.tokenizer = tokenizer
         self.random_state = random_state
+        self.verbose = verbose
 
     def _check_params(self):
         check_scalar(self.vector_size, "vector_size", Integral, min_val=1)
@@ -225,9 +231,22 @@ class SkipGramVectorizer(WordVectorVectorizer):
                     f"the vocabulary is empty: no word is seen min_count={self.min_count} "
                     "times; lower min_count or fit on more text"
                 )
-            model.train(sentences, total_examples=model.corpus_count, epochs=model.epochs)
+            with tqdm(total=model.epochs, unit="epoch", desc="skip-gram",
+                      disable=not self.verbose) as bar:
+                model.train(sentences, total_examples=model.corpus_count, epochs=model.epochs,
+                            callbacks=[_EpochProgress(bar)] if self.verbose else ())
         finally:
             logger.setLevel(level)
         kv = model.wv
         kv.vectors_lockf = None  # training state; not needed for lookups
         return kv
+
+
+class _EpochProgress(CallbackAny2Vec):
+    """Advance a progress bar at the end of every gensim epoch."""
+
+    def __init__(self, bar):
+        self.bar = bar
+
+    def on_epoch_end(self, model):
+        self.bar.update(1)

@@ -13,6 +13,7 @@ from typing import Iterator
 
 import numpy as np
 import torch
+from tqdm.auto import tqdm
 from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
@@ -191,7 +192,8 @@ class BiLM(TextEstimatorMixin, BaseEstimator):
         The global torch random state is left as it was.
     verbose : bool, default=False
         Say what will be pretrained (documents, tokens, epochs) and show one progress
-        bar over all epochs, with the time left, tokens/s and the running perplexity.
+        bar over all epochs, with the time left, tokens/s and the running perplexity;
+        :meth:`embed` and :meth:`iter_embed` show a bar over the documents.
 
     Attributes
     ----------
@@ -507,6 +509,14 @@ class BiLM(TextEstimatorMixin, BaseEstimator):
         check_is_fitted(self, "language_model_")
         if isinstance(X, (str, bytes)) or X is None:
             validate_documents(X)  # raises the usual, precise error
+        total = len(X) if hasattr(X, "__len__") else None
+        with tqdm(total=total, unit="doc", desc="BiLM.embed", disable=not self.verbose,
+                  leave=False) as bar:
+            for layers in self._iter_embed(X, batch_size, chunk_size):
+                bar.update(1)
+                yield layers
+
+    def _iter_embed(self, X, batch_size, chunk_size):
         chunk: list = []
         start = 0
         for item in X:

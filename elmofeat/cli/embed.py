@@ -29,6 +29,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("--n-jobs", type=int, default=None,
                         help="with a BiLM: parallel workers for the transform (default: 1)")
     parser.add_argument("--data-home", help="dataset folder for dataset names")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.add_argument("--trust-pickle", action="store_true",
                         help="allow a joblib/pickle model file: loading a pickle runs code it "
                         "names, so only for files you made yourself")
@@ -47,7 +48,8 @@ def load_model(path: Path, args, texts):
 
         bilm = BiLM.load(path)
         vectorizer = ElmoVectorizer(bilm, layer_mix="frozen", mix_weights=args.mix_weights,
-                                    pooling=args.pooling, n_jobs=args.n_jobs, cache_dir=None)
+                                    pooling=args.pooling, n_jobs=args.n_jobs, cache_dir=None,
+                                    verbose=not args.quiet)
         return vectorizer.fit(texts)
     elif not args.trust_pickle:
         # Checked before the file is opened as a pickle: unpickling runs code.
@@ -87,6 +89,8 @@ def run(args) -> int:
         raise FileNotFoundError(f"no model file at {args.model}")
     texts = read_texts(args.input, args.column, args.data_home)
     model = load_model(Path(args.model), args, texts)
+    if not args.quiet:
+        _show_progress(model)
     features = model.transform(texts)
     if hasattr(features, "toarray"):
         features = features.toarray()
@@ -105,3 +109,13 @@ def run(args) -> int:
             pd.DataFrame(features, columns=names).to_parquet(temporary, index=False)
     print(f"wrote {output}: {features.shape[0]:,} documents x {features.shape[1]:,} features")
     return 0
+
+
+def _show_progress(model) -> None:
+    """Turn on the progress bar of every ElmoVectorizer in ``model`` (a loaded model's
+    own setting is off: library calls are quiet by default)."""
+    from ..elmo import ElmoVectorizer
+
+    for name, value in [("", model), *model.get_params(deep=True).items()]:
+        if isinstance(value, ElmoVectorizer):
+            value.verbose = True

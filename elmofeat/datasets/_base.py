@@ -10,7 +10,10 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
+from tqdm.auto import tqdm
+
 from .._files import atomic_path
+from ..exceptions import DiskFullError
 
 DATA_HOME_ENV = "ELMOFEAT_DATA"
 
@@ -72,6 +75,7 @@ def fetch_file(
     n_retries: int = 3,
     delay: float = 1.0,
     timeout: float = 60.0,
+    progress: bool = False,
 ) -> Path:
     """Download ``remote`` into ``folder``, verify its checksum, and move it in place.
 
@@ -79,7 +83,8 @@ def fetch_file(
     complete file with the right checksum is renamed to its final name (an atomic
     ``os.replace``), so an interrupted or corrupted download never leaves a partial
     or wrong file behind, and an existing good file is never clobbered by a bad one.
-    Network errors are retried ``n_retries`` times.
+    Network errors are retried ``n_retries`` times (a full disk is not). ``progress``
+    shows a progress bar in bytes.
 
     Returns
     -------
@@ -115,10 +120,14 @@ def fetch_file(
                 ) as response:
                     expected_size = response.headers.get("Content-Length")
                     size = 0
-                    while chunk := response.read(1 << 20):
-                        hasher.update(chunk)
-                        out.write(chunk)
-                        size += len(chunk)
+                    with tqdm(total=int(expected_size) if expected_size else None, unit="B",
+                              unit_scale=True, desc=remote.filename, disable=not progress,
+                              leave=False) as bar:
+                        while chunk := response.read(1 << 20):
+                            hasher.update(chunk)
+                            out.write(chunk)
+                            size += len(chunk)
+                            bar.update(len(chunk))
                 if expected_size is not None and size != int(expected_size):
                     raise ConnectionError(
                         f"connection closed after {size} of {expected_size} bytes"
@@ -129,7 +138,7 @@ def fetch_file(
                         f"{expected}; the file was discarded"
                     )
             return target
-        except ChecksumError:
+        except (ChecksumError, DiskFullError):
             raise
         except (OSError, http.client.HTTPException) as exc:  # URLError, timeouts, cut-offs
             if attempt == n_retries:

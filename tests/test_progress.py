@@ -1,0 +1,65 @@
+"""Progress bars: on with verbose (and in the CLI), silent by default in library calls."""
+
+import hashlib
+
+import pytest
+
+from elmofeat import BiLM, ElmoVectorizer, SkipGramVectorizer
+from elmofeat.cli import main
+from elmofeat.datasets import RemoteFile, fetch_file
+
+from .estimator_checks import make_topic_corpus
+
+TINY = dict(embedding_dim=8, hidden_dim=8, max_epochs=1, random_state=0)
+
+
+@pytest.fixture(scope="module")
+def texts():
+    return make_topic_corpus(60)[0]
+
+
+@pytest.fixture(scope="module")
+def bilm(texts):
+    return BiLM(**TINY).fit(texts)
+
+
+def test_transform_and_embed_bars_only_with_verbose(texts, bilm, capsys):
+    vec = ElmoVectorizer(bilm, cache_dir=None).fit(texts)
+    capsys.readouterr()
+    vec.transform(texts)
+    bilm.embed(texts[:5])
+    assert capsys.readouterr().err == ""  # library calls are quiet by default
+    vec.set_params(verbose=True).transform(texts)
+    assert "ElmoVectorizer.transform" in capsys.readouterr().err
+    loud = BiLM(**{**TINY, "verbose": True}).fit(texts)
+    assert "pretraining the biLM" in capsys.readouterr().err
+    loud.embed(texts[:5])
+    assert "BiLM.embed" in capsys.readouterr().err
+
+
+def test_skipgram_epochs_bar(texts, capsys):
+    SkipGramVectorizer(vector_size=4, min_count=1, epochs=3, random_state=0).fit(texts)
+    assert capsys.readouterr().err == ""
+    SkipGramVectorizer(vector_size=4, min_count=1, epochs=3, random_state=0, verbose=True).fit(texts)
+    err = capsys.readouterr().err
+    assert "skip-gram" in err and "3/3" in err
+
+
+def test_download_bar(tmp_path, capsys):
+    source = tmp_path / "data.bin"
+    source.write_bytes(b"x" * 5000)
+    remote = RemoteFile("data.bin", source.as_uri(), "sha256:" + hashlib.sha256(b"x" * 5000).hexdigest())
+    fetch_file(remote, tmp_path / "a")
+    assert capsys.readouterr().err == ""
+    fetch_file(remote, tmp_path / "b", progress=True)
+    assert "data.bin" in capsys.readouterr().err
+
+
+def test_cli_embed_shows_progress_unless_quiet(bilm, texts, tmp_path, capsys):
+    bilm.save(tmp_path / "bilm.pt")
+    (tmp_path / "texts.txt").write_text("\n".join(texts))
+    args = ["embed", str(tmp_path / "bilm.pt"), str(tmp_path / "texts.txt"), "-o", str(tmp_path / "f.npy")]
+    assert main(args) == 0
+    assert "ElmoVectorizer.transform" in capsys.readouterr().err
+    assert main([*args, "--quiet"]) == 0
+    assert "ElmoVectorizer.transform" not in capsys.readouterr().err
