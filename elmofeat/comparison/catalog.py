@@ -5,7 +5,7 @@ DATASETS = ("ag_news", "r8", "cr", "mpqa")
 # The methods, in report order (each is defined in methods.py).
 METHOD_NAMES = (
     "tfidf", "tfidf-c10", "glove", "svd", "skipgram",
-    "elmo-trainable", "elmo-frozen", "elmo-mlp", "elmo-frozen-unscaled",
+    "elmo-trainable", "elmo-frozen", "elmo-mlp", "elmo-frozen-unscaled", "elmo-trainable-unscaled",
     "elmo-glove-trainable", "elmo-glove-frozen", "elmo-glove-mlp", "elmo-glove-frozen-unscaled",
     "hybrid",
 )

@@ -70,9 +70,11 @@ METHODS = {
     "elmo-trainable": Method("ELMo, trainable mix", "elmo", _elmo("trainable"), bilm="default"),
     "elmo-frozen": Method("ELMo, frozen mix", "elmo", _elmo("frozen"), bilm="default"),
     "elmo-mlp": Method("ELMo, MLP mix", "elmo", _elmo("mlp"), bilm="default"),
-    # The default's evidence: the frozen mix without dividing each layer by its spread.
+    # The default's evidence: mixes without dividing each layer by its spread.
     "elmo-frozen-unscaled": Method("ELMo, frozen mix, layers unscaled", "ablation",
                                    _elmo("frozen", scale_layers=False), bilm="default"),
+    "elmo-trainable-unscaled": Method("ELMo, trainable mix, layers unscaled", "ablation",
+                                      _elmo("trainable", scale_layers=False), bilm="default"),
     "elmo-glove-trainable": Method("ELMo + GloVe, trainable mix", "elmo-glove",
                                    _elmo("trainable", "glove"), bilm="glove", needs_glove=True),
     "elmo-glove-frozen": Method("ELMo + GloVe, frozen mix", "elmo-glove",

@@ -39,6 +39,7 @@ _COST_PER_TOKEN = {
     "elmo-trainable": 60e-6,
     "elmo-frozen": 30e-6,
     "elmo-frozen-unscaled": 25e-6,
+    "elmo-trainable-unscaled": 60e-6,
     "elmo-mlp": 260e-6,
     "hybrid": 30e-6,
     "tfidf": 2e-6,
@@ -71,7 +72,7 @@ def _estimate(task: str, split, settings) -> float:
         return cost[task] * (train + test) + 0.5
     base = task.replace("-glove", "")
     seconds = cost[base] * (train + test) + 2
-    if base in ("elmo-trainable", "elmo-mlp"):
+    if base in ("elmo-trainable", "elmo-mlp", "elmo-trainable-unscaled"):
         seconds *= width * settings.mix_params().get("mix_epochs", 10) / 5
     first = next(m for m in settings.methods if METHODS[m].bilm == method.bilm)
     if task == first:
