@@ -199,9 +199,11 @@ class RepresentationCache:
             release_free_memory()
 
     def embed(self, bilm, bilm_id: str, documents: list[str], store: bool = True,
-              batch_size: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+              batch_size: int | None = None,
+              token_lists=None) -> tuple[np.ndarray, np.ndarray]:
         """Like ``bilm.embed_flat(documents)``, computing only documents not cached;
-        with ``store=False`` what it computes is not added to the cache."""
+        with ``store=False`` what it computes is not added to the cache. ``token_lists``:
+        the documents' tokens, when the caller has them already."""
         keys = [(bilm_id, hashlib.sha256(d.encode("utf-8", "surrogatepass")).digest())
                 for d in documents]
         missing = [i for i, k in enumerate(keys) if k not in self._entries]
@@ -209,7 +211,10 @@ class RepresentationCache:
         self.misses += len(missing)
         fresh = {}
         if missing:
-            layers, offsets = bilm.embed_flat([documents[i] for i in missing], batch_size)
+            if token_lists is None:
+                layers, offsets = bilm.embed_flat([documents[i] for i in missing], batch_size)
+            else:
+                layers, offsets = bilm._embed_tokens([token_lists[i] for i in missing], batch_size)
             for j, i in enumerate(missing):
                 fresh[keys[i]] = layers[offsets[j] : offsets[j + 1]]
         parts = [fresh[k] if k in fresh else self._entries[k] for k in keys]

@@ -79,7 +79,7 @@ class ElmoVectorizer(BaseTextVectorizer):
         variance of its mean-pooled document vectors, on at most 2,048 documents)
         before the mix, every mix: a frozen or trainable weight is then that layer's
         share of the features, and the MLP's Kaiming initialisation gets inputs on the
-        unit scale it assumes. Unscaled, the LSTM layers (spread 1.5-5x the token layer's) drown
+        unit scale it assumes. Unscaled, the LSTM layers (several times the token layer's spread) drown
         the token layer whatever the weights say (the suite's "frozen, unscaled" row
         measures the difference). AllenNLP's ``ScalarMix(do_layer_norm=True)``
         normalises each layer for the same reason.
@@ -322,11 +322,12 @@ class ElmoVectorizer(BaseTextVectorizer):
         return _bilm_cache.REPRESENTATIONS.embed(self.bilm_, self._bilm_id_, documents,
                                                  batch_size=self.batch_size)
 
-    def _cached_layers(self, documents):
+    def _cached_layers(self, documents, token_lists):
         """Representations for transforming: taken from the cache where a fit left them,
         never added to it, so transforming a corpus keeps no memory."""
         return _bilm_cache.REPRESENTATIONS.embed(self.bilm_, self._bilm_id_, documents,
-                                                 store=False, batch_size=self.batch_size)
+                                                 store=False, batch_size=self.batch_size,
+                                                 token_lists=token_lists)
 
     # --------------------------------------------------------------------- fitting
     def _layer_spread(self, documents, seed) -> np.ndarray:
@@ -519,7 +520,7 @@ def _transform_part(bilm, layer_mix, mix_params, pooling, documents, n_threads, 
     with torch_threads(n_threads), threadpool_limits(n_threads):
         return np.concatenate([
             _features(bilm, layer_mix, mix_params, pooling, chunk,
-                      lambda docs: bilm.embed_flat(docs, batch_size), batch_size)
+                      lambda docs, tokens: bilm._embed_tokens(tokens, batch_size), batch_size)
             for chunk in _chunks(documents, _CHUNK)
         ])
 
@@ -530,36 +531,37 @@ def _features(bilm, layer_mix, mix_params, pooling, documents, layers_of,
     in memory at once: documents are grouped up to that many tokens, and a document longer
     than that is read in pieces of whole windows and pooled as it goes.
 
-    ``layers_of(documents) -> (layers, offsets)`` computes (or looks up) representations.
+    ``layers_of(documents, token_lists) -> (layers, offsets)`` computes (or looks up)
+    representations; the documents are tokenized once, here.
     """
-    lengths = [len(tokens) for tokens in bilm._tokenize(documents)]
     out, group, group_tokens = [], [], 0
 
     def flush():
         if group:
-            out.append(mix_and_pool(layer_mix, mix_params, *layers_of(group), pooling))
+            docs, tokens = zip(*group)
+            out.append(mix_and_pool(layer_mix, mix_params, *layers_of(list(docs), list(tokens)),
+                                    pooling))
             group.clear()
 
-    for document, n_tokens in zip(documents, lengths):
-        if n_tokens > _TOKEN_BUDGET:
+    for document, tokens in zip(documents, bilm._tokenize(documents)):
+        if len(tokens) > _TOKEN_BUDGET:
             flush()
             group_tokens = 0
-            out.append(_stream_document(bilm, layer_mix, mix_params, pooling, document,
+            out.append(_stream_document(bilm, layer_mix, mix_params, pooling, tokens,
                                         batch_size)[None, :])
             continue
-        if group_tokens + n_tokens > _TOKEN_BUDGET:
+        if group_tokens + len(tokens) > _TOKEN_BUDGET:
             flush()
             group_tokens = 0
-        group.append(document)
-        group_tokens += n_tokens
+        group.append((document, tokens))
+        group_tokens += len(tokens)
     flush()
     return np.concatenate(out) if out else np.zeros((0, 0), np.float32)
 
 
-def _stream_document(bilm, layer_mix, mix_params, pooling, document, batch_size=None) -> np.ndarray:
+def _stream_document(bilm, layer_mix, mix_params, pooling, tokens, batch_size=None) -> np.ndarray:
     """Features of one long document, its layers computed a piece of whole windows at a
     time (windows are independent, so the pieces give the same layers as the whole)."""
-    tokens = bilm._tokenize([document])[0]
     piece = max(1, _TOKEN_BUDGET // bilm.max_len) * bilm.max_len
     pieces = (bilm._embed_tokens([tokens[start : start + piece]], batch_size)[0]
               for start in range(0, len(tokens), piece))

@@ -191,9 +191,9 @@ def stream_mix_and_pool(kind: str, params: dict, pieces, pooling: str) -> np.nda
         n_tokens += len(layers)
     if n_tokens == 0:
         raise ValueError("stream_mix_and_pool needs a document with at least one token")
-    mean = (total / n_tokens).astype(np.float32)
-    pooled = {"mean": mean, "max": largest.astype(np.float32),
-              "meanmax": np.concatenate([mean, largest.astype(np.float32)])}[pooling]
+    parts = {"mean": [total / n_tokens], "max": [largest],
+             "meanmax": [total / n_tokens, largest]}[pooling]
+    pooled = np.concatenate(parts).astype(np.float32)
     if "alignment" in params:
         pooled = _affine(pooled[None, :], params["alignment"])[0]
     return pooled

@@ -3,6 +3,7 @@ fastText), pooled."""
 
 from __future__ import annotations
 
+import functools
 import os
 
 import numpy as np
@@ -72,11 +73,22 @@ class WordVectorsVectorizer(WordVectorVectorizer):
     def _fit_keyed_vectors(self, token_lists):
         from gensim.models import KeyedVectors
 
-        from .bilm.pretrained import load_word_vectors
-
         if isinstance(self.vectors, KeyedVectors):
             return self.vectors
         if isinstance(self.vectors, (str, os.PathLike)):
-            return load_word_vectors(self.vectors)
+            if not os.path.isfile(self.vectors):
+                raise FileNotFoundError(f"word vectors file not found: {self.vectors}")
+            # Every clone of a search fits on the same file: read it once per version.
+            stat = os.stat(self.vectors)
+            return _read_vectors(os.path.realpath(self.vectors), stat.st_mtime_ns, stat.st_size)
         raise TypeError("vectors must be a path to a word-vector text file or a gensim "
                         f"KeyedVectors, got {type(self.vectors).__name__}")
+
+
+@functools.lru_cache(maxsize=2)
+def _read_vectors(path: str, mtime_ns: int, size: int):
+    """The vectors of ``path`` (keyed by its modification time and size too, so that a
+    changed file is read again)."""
+    from .bilm.pretrained import load_word_vectors
+
+    return load_word_vectors(path)

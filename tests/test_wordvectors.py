@@ -38,3 +38,18 @@ def test_clones_share_the_vectors_and_bad_vectors_are_refused(tmp_path):
         WordVectorsVectorizer(None).fit(["x"])
     with pytest.raises(FileNotFoundError, match="not found"):
         WordVectorsVectorizer(str(tmp_path / "missing.txt")).fit(["x"])
+
+
+def test_a_file_is_read_once_for_all_clones(tmp_path, monkeypatch):
+    import elmofeat.bilm.pretrained as pretrained
+
+    _glove(tmp_path / "g.txt", ["cat", "dog"])
+    reads = []
+    original = pretrained.load_word_vectors
+    monkeypatch.setattr(pretrained, "load_word_vectors", lambda *a: reads.append(a) or original(*a))
+    vec = WordVectorsVectorizer(str(tmp_path / "g.txt"))
+    for _ in range(3):
+        clone(vec).fit(["x"])
+    assert len(reads) == 1
+    _glove(tmp_path / "g.txt", ["cat", "dog", "mat"], dim=4)  # a changed file is read again
+    assert clone(vec).fit(["x"]).keyed_vectors_.vector_size == 4 and len(reads) == 2

@@ -55,29 +55,31 @@ def check_targets(summary: dict, titles: dict) -> list[Check]:
             checks.append(_compare("SkipGramVectorizer within 3 points of SVDVectorizer", task,
                                    _accuracy(stats, "skipgram"), _accuracy(stats, "svd"), -0.03,
                                    "skip-gram", "SVD"))
-        if "svd" in stats:
-            for mix in DEFAULT_MIXES:
-                if mix in stats:
-                    checks.append(_compare("every ELMo mix (defaults) above SVDVectorizer", task,
-                                           _accuracy(stats, mix), _accuracy(stats, "svd"), 0,
-                                           _label(mix), "SVD"))
-        mixes = [m for m in DEFAULT_MIXES if m in stats]
-        if key in ("ag_news", "r8") and mixes and tfidf is not None:
-            best = max(mixes, key=lambda m: _accuracy(stats, m))
-            checks.append(_compare("best ELMo mix (defaults) 1 point above TF-IDF", task,
-                                   _accuracy(stats, best), tfidf, 0.01, _label(best), "TF-IDF"))
-        if "glove" in stats:
-            for mix in GLOVE_MIXES:
-                if mix in stats:
-                    checks.append(_compare("every ELMo + GloVe mix above GloVe mean", task,
-                                           _accuracy(stats, mix), _accuracy(stats, "glove"), 0,
-                                           _label(mix), "GloVe mean"))
-        glove_mixes = [m for m in GLOVE_MIXES if m in stats]
-        if key in ("cr", "mpqa") and glove_mixes and tfidf is not None:
-            best = max(glove_mixes, key=lambda m: _accuracy(stats, m))
-            checks.append(_compare("best ELMo + GloVe mix within 2 points of TF-IDF", task,
-                                   _accuracy(stats, best), tfidf, -0.02, _label(best), "TF-IDF"))
+        checks += _mix_checks(stats, task, DEFAULT_MIXES, "svd", "SVD",
+                              "every ELMo mix (defaults) above SVDVectorizer",
+                              tfidf if key in ("ag_news", "r8") else None, 0.01,
+                              "best ELMo mix (defaults) 1 point above TF-IDF")
+        checks += _mix_checks(stats, task, GLOVE_MIXES, "glove", "GloVe mean",
+                              "every ELMo + GloVe mix above GloVe mean",
+                              tfidf if key in ("cr", "mpqa") else None, -0.02,
+                              "best ELMo + GloVe mix within 2 points of TF-IDF")
         if "hybrid" in stats and tfidf is not None:
             checks.append(_compare("hybrid 1 point above TF-IDF", task,
                                    _accuracy(stats, "hybrid"), tfidf, 0.01, "hybrid", "TF-IDF"))
+    return checks
+
+
+def _mix_checks(stats, task, family, baseline, baseline_label, every_name, tfidf, margin,
+                best_name) -> list:
+    """Every mix of ``family`` above ``baseline``; the best of them ``margin`` from
+    TF-IDF (when ``tfidf`` is given)."""
+    checks = []
+    mixes = [m for m in family if m in stats]
+    if baseline in stats:
+        checks += [_compare(every_name, task, _accuracy(stats, mix), _accuracy(stats, baseline),
+                            0, _label(mix), baseline_label) for mix in mixes]
+    if mixes and tfidf is not None:
+        best = max(mixes, key=lambda m: _accuracy(stats, m))
+        checks.append(_compare(best_name, task, _accuracy(stats, best), tfidf, margin,
+                               _label(best), "TF-IDF"))
     return checks
