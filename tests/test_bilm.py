@@ -683,6 +683,8 @@ def test_torchrun_ddp_two_processes_stay_in_sync(corpus, tmp_path):
         capture_output=True, text=True, timeout=300,
     )
     assert result.returncode == 0, result.stderr[-3000:]
+    assert "find_unused_parameters" not in result.stderr  # gradients averaged by the engine
+    assert f"model saved to {(tmp_path / 'ddp.pt').resolve()}" in result.stdout
     digests = {p.name: p.read_text() for p in (tmp_path / "digests").iterdir()}
     assert set(digests) == {"rank0.txt", "rank1.txt"}
     assert digests["rank0.txt"] == digests["rank1.txt"]

@@ -1,6 +1,6 @@
 """The pretraining engine: length-bucketed batches, AdamW, bf16 autocast, validation
-perplexity with early stopping, atomic checkpoints with exact resume, and
-DistributedDataParallel when run under ``torchrun``.
+perplexity with early stopping, atomic checkpoints with exact resume, and data
+parallelism when run under ``torchrun`` (see :mod:`elmofeat.bilm.distributed`).
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ from pathlib import Path
 
 import numpy as np
 import torch
-import torch.distributed as dist
 from torch import nn
 
 from .batching import Windows, bucket_batches, iter_batches
+from .distributed import all_reduce_sum, average_gradients, broadcast_parameters, world
 from .dropout import ByteDropout
 from .io import save_atomically
 from .model import reverse_padded
@@ -119,21 +119,6 @@ def perplexity(mean_nll: float) -> float:
     return math.exp(mean_nll) if mean_nll < 700 else math.inf
 
 
-def world() -> tuple[int, int]:
-    """(rank, world size): (0, 1) unless a torch.distributed process group is running."""
-    if dist.is_available() and dist.is_initialized():
-        return dist.get_rank(), dist.get_world_size()
-    return 0, 1
-
-
-def _all_reduce_sum(values: list[float]) -> list[float]:
-    if world()[1] == 1:
-        return values
-    tensor = torch.tensor(values, dtype=torch.float64)
-    dist.all_reduce(tensor)
-    return tensor.tolist()
-
-
 def evaluate_perplexity(lm: LanguageModel, windows: Windows, chars, batch_size: int,
                         bf16: bool, device: str) -> float:
     """Exact perplexity of both directions over ``windows`` (this rank's share, reduced)."""
@@ -147,7 +132,7 @@ def evaluate_perplexity(lm: LanguageModel, windows: Windows, chars, batch_size: 
             log_likelihood, n = lm.log_likelihood(batch.inputs, batch.word_ids, batch.lengths)
             total, count = total + log_likelihood, count + n
     lm.train(was_training)
-    total, count = _all_reduce_sum([total, float(count)])
+    total, count = all_reduce_sum([total, float(count)])
     return perplexity(-total / count) if count else float("nan")
 
 
@@ -168,10 +153,7 @@ class Pretrainer:
         self.config = config
         self.fingerprint = fingerprint
         self.rank, self.world_size = world()
-        self.model = lm
-        if self.world_size > 1:
-            # Adaptive-softmax tail clusters get no gradient in batches without rare words.
-            self.model = nn.parallel.DistributedDataParallel(lm, find_unused_parameters=True)
+        broadcast_parameters(lm)
         self.optimizer = adamw(lm.parameters(), lr=config.learning_rate,
                                weight_decay=config.weight_decay)
         self.history: list[dict] = []
@@ -259,7 +241,7 @@ class Pretrainer:
         for i in range(self.step_in_epoch, len(batches)):
             batch = next(iter_batches(train, [batches[i]], chars, cfg.device))
             with autocast(cfg.device, cfg.bf16):
-                loss = self.model(batch.inputs, batch.word_ids, batch.lengths)
+                loss = self.lm(batch.inputs, batch.word_ids, batch.lengths)
             if not torch.isfinite(loss):
                 raise FloatingPointError(
                     f"the LM loss became {loss.item()} at step {self.global_step}; lower "
@@ -267,6 +249,7 @@ class Pretrainer:
                 )
             self.optimizer.zero_grad(set_to_none=True)
             loss.backward()
+            average_gradients(self.lm.parameters())
             nn.utils.clip_grad_norm_(self.lm.parameters(), cfg.clip_norm)
             self.optimizer.step()
             n_targets = 2 * int((batch.lengths - 1).sum())
@@ -286,7 +269,7 @@ class Pretrainer:
                 self.stopped_early = True  # time budget spent: validate and stop
                 break
         elapsed = time.perf_counter() - start
-        loss_sum, token_count, total_elapsed = _all_reduce_sum([loss_sum, float(token_count), elapsed])
+        loss_sum, token_count, total_elapsed = all_reduce_sum([loss_sum, float(token_count), elapsed])
         if not token_count:
             return float("nan"), 0.0, elapsed
         return (perplexity(loss_sum / token_count), token_count / (total_elapsed / self.world_size),
