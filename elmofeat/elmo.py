@@ -7,7 +7,7 @@ from numbers import Integral, Real
 from pathlib import Path
 
 import numpy as np
-from joblib import Parallel, cpu_count, delayed, effective_n_jobs
+from joblib import Parallel, delayed, effective_n_jobs
 from sklearn.base import clone
 from sklearn.model_selection import KFold, StratifiedKFold, check_cv
 from sklearn.utils import check_random_state
@@ -18,6 +18,7 @@ from tqdm.auto import tqdm
 from . import _bilm_cache
 from ._base import BaseTextVectorizer
 from ._labels import check_targets
+from ._parallel import worker_thread_budget
 from ._pooling import check_pooling
 from ._text import validate_documents
 from ._validation import check_scalar
@@ -121,8 +122,9 @@ class ElmoVectorizer(BaseTextVectorizer):
     n_jobs : int, default=None
         Parallel workers of :meth:`transform` through joblib (None: 1 unless a
         ``joblib.parallel_config`` context says otherwise; -1: all CPUs). Each worker
-        gets ``cpu_count // n_jobs`` torch and BLAS threads, so workers do not
-        oversubscribe the cores; every worker gets at least 512 documents (smaller
+        gets ``cpu_count // n_jobs`` torch and BLAS threads, counted on the machine
+        where it runs (on Dask: that machine's cores over its workers' task slots),
+        so workers do not oversubscribe the cores; every worker gets at least 512 documents (smaller
         inputs run in this process). Use a process-based backend (loky, the default, or
         Dask / Ray on a cluster); see Notes.
     random_state : int, RandomState instance or None, default=None
@@ -164,8 +166,9 @@ class ElmoVectorizer(BaseTextVectorizer):
     clones that see the same texts (the candidates of a ``GridSearchCV`` on the same
     fold) reuse it, in this process and, through ``cache_dir`` and a file lock, across
     joblib worker processes; ``pretrain.log`` in the folder lists every pretraining.
-    Layer representations of documents are also reused in a process (within 2 GiB),
-    so candidates that differ only in the mix do not run the biLM again.
+    Layer representations of documents are also reused in a process (within
+    ``elmofeat.get_config()["representation_cache_bytes"]``, 1 GiB by default), so
+    candidates that differ only in the mix do not run the biLM again.
 
     **Parallel transform.** With ``n_jobs`` > 1, :meth:`transform` splits the documents
     into one contiguous part per worker; each worker receives the fitted biLM (as its
@@ -484,11 +487,10 @@ class ElmoVectorizer(BaseTextVectorizer):
                                            self.batch_size))
                     bar.update(len(chunk))
         else:
-            threads = max(1, cpu_count() // n_jobs)
             size = -(-len(documents) // n_jobs)
             parts = Parallel(n_jobs=n_jobs)(
                 delayed(_transform_part)(self.bilm_, self.layer_mix, self.mix_params_,
-                                         self.pooling, part, threads, self.batch_size)
+                                         self.pooling, part, n_jobs, self.batch_size)
                 for part in _chunks(documents, size)
             )
         empty = np.zeros((0, len(self.get_feature_names_out())), dtype=np.float32)
@@ -515,8 +517,10 @@ def _chunks(documents, size):
     return [documents[start : start + size] for start in range(0, len(documents), size)]
 
 
-def _transform_part(bilm, layer_mix, mix_params, pooling, documents, n_threads, batch_size):
-    """Features of a part of the documents, in a worker with ``n_threads`` threads."""
+def _transform_part(bilm, layer_mix, mix_params, pooling, documents, n_parts, batch_size):
+    """Features of one of ``n_parts`` parts of the documents, in a worker whose thread
+    budget is counted on the machine it runs on."""
+    n_threads = worker_thread_budget(n_parts)
     with torch_threads(n_threads), threadpool_limits(n_threads):
         return np.concatenate([
             _features(bilm, layer_mix, mix_params, pooling, chunk,

@@ -307,17 +307,21 @@ def test_parallel_transform_equals_sequential(corpus, bilm):
 
 
 def test_parallel_workers_get_a_share_of_the_threads(corpus, bilm, monkeypatch):
-    from elmofeat import elmo
+    import contextlib
+
+    from elmofeat import _parallel, elmo
 
     seen = []
-    real = elmo._transform_part
+    real = elmo.torch_threads
 
-    def spy(*args):
-        seen.append(args[5])  # n_threads
-        return real(*args)
+    @contextlib.contextmanager
+    def spy(n_threads):
+        seen.append(n_threads)
+        with real(n_threads):
+            yield
 
-    monkeypatch.setattr(elmo, "_transform_part", spy)
-    monkeypatch.setattr(elmo, "cpu_count", lambda: 8)
+    monkeypatch.setattr(elmo, "torch_threads", spy)
+    monkeypatch.setattr(_parallel, "cpu_count", lambda: 8)
     documents = (corpus[0] * 10)[:1100]
     vectorizer = ElmoVectorizer(bilm, layer_mix="frozen", n_jobs=2, cache_dir=None).fit(documents)
     import joblib
