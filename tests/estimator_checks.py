@@ -329,3 +329,153 @@ def check_norm_and_dtype(estimator, X, y):
 
 
 CHECKS.append(check_norm_and_dtype)
+
+
+# ------------------------------------------------------------- the language model
+# BiLM is an estimator too (fit on texts, score by held-out likelihood, embed tokens):
+# the same contract where it applies, with embed in the place of transform.
+
+
+def _embedded(lm, X) -> np.ndarray:
+    """All token representations of ``X`` in one array (n_tokens, n_layers, dim)."""
+    return np.concatenate([layers for layers in lm.embed(X)])
+
+
+def check_lm_init_only_stores_params(estimator, X, y):
+    params = estimator.get_params(deep=False)
+    fresh = type(estimator)(**params)
+    assert set(vars(fresh)) == set(params), "__init__ must store its parameters and nothing else"
+    for name, value in params.items():
+        assert getattr(fresh, name) is value, f"__init__ changed parameter {name}"
+    broken = type(estimator)(**{**params, "hidden_dim": 0})  # validated in fit
+    with pytest.raises(ValueError, match="hidden_dim"):
+        broken.fit(X)
+
+
+def check_lm_clone_params_and_fit(estimator, X, y):
+    cloned = clone(estimator)
+    assert cloned is not estimator and _same_params(cloned, estimator)
+    assert cloned.set_params(hidden_dim=estimator.hidden_dim + 4) is cloned
+    assert estimator.get_params()["hidden_dim"] != cloned.hidden_dim
+    from elmofeat.bilm.io import weights_digest
+
+    fitted = clone(estimator)
+    assert fitted.fit(X) is fitted
+    assert weights_digest(clone(estimator).fit(X, y)) == weights_digest(fitted)  # y is ignored
+    for method in ("embed", "score", "perplexity"):
+        with pytest.raises(NotFittedError):
+            getattr(clone(fitted), method)(X)  # a clone of a fitted model is unfitted
+
+
+def check_lm_same_random_state_same_model(estimator, X, y):
+    from elmofeat.bilm.io import weights_digest
+
+    a, b = clone(estimator).fit(X), clone(estimator).fit(X)
+    assert weights_digest(a) == weights_digest(b)
+    np.testing.assert_array_equal(_embedded(a, X[:5]), _embedded(b, X[:5]))
+    assert a.score(X) == b.score(X)
+
+
+def check_lm_embed_shapes_and_batch_independence(estimator, X, y):
+    lm = clone(estimator).fit(X)
+    together = lm.embed(X[:8] + ["", "qqqunseen zzzunknown"])
+    dim = 2 * lm.embedding_dim
+    for doc, layers in zip(X[:8], together):
+        assert layers.dtype == np.float32 and np.isfinite(layers).all()
+        assert layers.shape == (len(lm._tokenize([doc])[0]), 3, dim)
+    assert together[8].shape == (0, 3, dim)  # an empty document has no token
+    assert together[9].shape[0] == 2 and np.abs(together[9]).sum() > 0  # unknown words, in context
+    for doc, layers in zip(X[:8], together):
+        np.testing.assert_allclose(lm.embed([doc])[0], layers, rtol=1e-5, atol=1e-6)
+
+
+def check_lm_score_is_likelihood_and_tunes_by_grid_search(estimator, X, y):
+    lm = clone(estimator).fit(X)
+    score = lm.score(X)
+    assert np.isfinite(score) and score < 0
+    np.testing.assert_allclose(score, -np.log(lm.perplexity(X)), rtol=1e-6)
+    # Greater is better: more pretraining scores higher on the same text.
+    longer = clone(estimator).set_params(max_epochs=estimator.max_epochs + 2, patience=None)
+    assert longer.fit(X).score(X) > score
+    with pytest.raises(ValueError, match="no token"):
+        lm.score(["", "  "])
+    search = GridSearchCV(clone(estimator), {"hidden_dim": [estimator.hidden_dim,
+                                                            estimator.hidden_dim + 4]}, cv=2)
+    search.fit(X)
+    assert np.isfinite(search.best_score_) and search.best_params_["hidden_dim"] in (
+        estimator.hidden_dim, estimator.hidden_dim + 4)
+
+
+def check_lm_bad_input(estimator, X, y):
+    fitted = clone(estimator).fit(X)
+    cases = [
+        ("a single document", TypeError, "single str"),
+        (None, TypeError, "None"),
+        (["ok", None, "ok"], TypeError, r"X\[1\] is None"),
+        (["ok", "ok", float("nan")], ValueError, r"X\[2\].*missing"),
+        ([b"raw bytes"], TypeError, r"X\[0\] is bytes"),
+        (pd.DataFrame({"text": ["a b"]}), TypeError, "DataFrame"),
+        (42, TypeError, "iterable"),
+    ]
+    for bad, error, match in cases:
+        for call in (clone(estimator).fit, fitted.embed, fitted.score):
+            with pytest.raises(error, match=match):
+                call(bad)
+    with pytest.raises(ValueError, match="empty"):
+        clone(estimator).fit([])
+
+
+def check_lm_accepts_iterables(estimator, X, y):
+    lm = clone(estimator).fit(X)
+    expected = _embedded(lm, X[:5])
+    for variant in (tuple(X[:5]), np.asarray(X[:5], dtype=object), pd.Series(X[:5]), iter(X[:5])):
+        np.testing.assert_array_equal(_embedded(lm, variant), expected)
+
+
+def check_lm_files_in_fresh_process(estimator, X, y, tmp_path):
+    """joblib pickle, BiLM.save and elmofeat.dump all load in a new process to the same model."""
+    import elmofeat
+
+    lm = clone(estimator).fit(X)
+    expected = _embedded(lm, X[:5])
+    outputs = "np.concatenate(model.embed(X[:5]))"
+    for name, save, load in [
+        ("pickle", lambda path: joblib.dump(lm, path), "joblib.load({path})"),
+        ("save", lm.save, "elmofeat.BiLM.load({path})"),
+        ("skops", lambda path: elmofeat.dump(lm, path), "elmofeat.load({path})"),
+    ]:
+        folder = tmp_path / name
+        folder.mkdir()
+        loaded = _load_in_fresh_process(save, load, outputs, X, folder)
+        np.testing.assert_array_equal(loaded, expected, err_msg=name)
+
+
+def check_lm_version_stamps_warn_on_mismatch(estimator, X, y):
+    lm = clone(estimator).fit(X)
+    state = lm.__getstate__()
+    assert state["_elmofeat_version_stamps"]["elmofeat"]
+    state["_elmofeat_version_stamps"] = {**state["_elmofeat_version_stamps"], "elmofeat": "0.0.0"}
+    other = type(estimator).__new__(type(estimator))
+    with pytest.warns(ElmofeatVersionWarning, match="elmofeat 0.0.0"):
+        other.__setstate__(state)
+    np.testing.assert_array_equal(_embedded(other, X[:3]), _embedded(lm, X[:3]))
+
+
+def check_lm_tags(estimator, X, y):
+    tags = estimator.__sklearn_tags__()
+    assert tags.input_tags.string and not tags.input_tags.two_d_array
+    assert tags.requires_fit and not tags.target_tags.required
+
+
+LANGUAGE_MODEL_CHECKS = [
+    check_lm_init_only_stores_params,
+    check_lm_clone_params_and_fit,
+    check_lm_same_random_state_same_model,
+    check_lm_embed_shapes_and_batch_independence,
+    check_lm_score_is_likelihood_and_tunes_by_grid_search,
+    check_lm_bad_input,
+    check_lm_accepts_iterables,
+    check_lm_files_in_fresh_process,
+    check_lm_version_stamps_warn_on_mismatch,
+    check_lm_tags,
+]

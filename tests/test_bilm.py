@@ -784,18 +784,3 @@ def test_hand_edited_files_give_a_clear_error(fitted, tmp_path, change, match):
     path = _rewrite(tmp_path / "bilm.pt", tmp_path / "edited.pt", edit)
     with pytest.raises(ValueError, match=match):
         BiLM.load(path)
-
-
-def test_score_is_minus_log_perplexity_and_tunes_by_grid_search(corpus):
-    from sklearn.model_selection import GridSearchCV
-
-    bilm = BiLM(**{**TINY, "max_epochs": 1}).fit(corpus)
-    assert bilm.score(corpus[:20]) == pytest.approx(-np.log(bilm.perplexity(corpus[:20])))
-    search = GridSearchCV(BiLM(**{**TINY, "max_epochs": 1}), {"hidden_dim": [16, 24]}, cv=2,
-                          error_score="raise").fit(corpus)
-    assert np.isfinite(search.cv_results_["mean_test_score"]).all()
-    tags = BiLM().__sklearn_tags__()
-    assert tags.input_tags.string and not tags.input_tags.two_d_array and tags.requires_fit
-    # Nothing to score: an error, never a silent NaN.
-    with pytest.raises(ValueError, match="X has no token"):
-        bilm.score(["", "  "])

@@ -1,4 +1,4 @@
-"""Run the text-aware estimator check suite over every vectorizer."""
+"""Run the text-aware estimator check suite over every vectorizer and the biLM."""
 
 import inspect
 
@@ -9,7 +9,7 @@ from gensim.models import KeyedVectors
 
 from elmofeat import BiLM, ElmoVectorizer, SkipGramVectorizer, SVDVectorizer, WordVectorsVectorizer
 
-from .estimator_checks import CHECKS, make_topic_corpus
+from .estimator_checks import CHECKS, LANGUAGE_MODEL_CHECKS, make_topic_corpus
 
 # Small models: the suite checks the contract, not quality.
 TINY_BILM = dict(embedding_dim=8, hidden_dim=8, max_epochs=1, batch_size=16, random_state=0)
@@ -51,6 +51,23 @@ def corpus():
 @pytest.mark.parametrize("estimator", ESTIMATORS, ids=_id)
 @pytest.mark.parametrize("check", CHECKS, ids=lambda c: c.__name__)
 def test_estimator_contract(estimator, check, corpus, tmp_path):
+    X, y = corpus
+    if "tmp_path" in inspect.signature(check).parameters:
+        check(estimator, X, y, tmp_path=tmp_path)
+    else:
+        check(estimator, X, y)
+
+
+LANGUAGE_MODELS = [
+    BiLM(**TINY_BILM),
+    BiLM(**{**TINY_BILM, "token_layer": "char", "softmax": "sampled", "char_filters": ((1, 8), (2, 8))}),
+]
+
+
+@pytest.mark.parametrize("estimator", LANGUAGE_MODELS,
+                         ids=lambda lm: f"BiLM(token_layer={lm.token_layer}, softmax={lm.softmax})")
+@pytest.mark.parametrize("check", LANGUAGE_MODEL_CHECKS, ids=lambda c: c.__name__)
+def test_language_model_contract(estimator, check, corpus, tmp_path):
     X, y = corpus
     if "tmp_path" in inspect.signature(check).parameters:
         check(estimator, X, y, tmp_path=tmp_path)

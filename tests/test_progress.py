@@ -31,8 +31,13 @@ def test_transform_and_embed_bars_only_with_verbose(texts, bilm, capsys):
     assert capsys.readouterr().err == ""  # library calls are quiet by default
     vec.set_params(verbose=True).transform(texts)
     assert "ElmoVectorizer.transform" in capsys.readouterr().err
-    loud = BiLM(**{**TINY, "verbose": True}).fit(texts)
-    assert "pretraining the biLM" in capsys.readouterr().err
+    loud = BiLM(**{**TINY, "verbose": True, "validation_fraction": 0.2}).fit(texts)
+    err = capsys.readouterr().err
+    assert "pretraining the biLM" in err and "biLM validation, epoch 1" in err
+    loud.perplexity(texts[:5])
+    assert "BiLM.perplexity" in capsys.readouterr().err
+    bilm.perplexity(texts[:5])
+    assert capsys.readouterr().err == ""
     loud.embed(texts[:5])
     assert "BiLM.embed" in capsys.readouterr().err
 

@@ -601,7 +601,8 @@ class BiLM(TextEstimatorMixin, BaseEstimator):
             raise ValueError("X has no token: perplexity needs at least one word")
         with torch_threads(self.n_threads):
             return evaluate_perplexity(self.language_model_, windows, self._chars(windows),
-                                       4 * self.batch_size, self._bf16(False), str(self._device))
+                                       4 * self.batch_size, self._bf16(False), str(self._device),
+                                       desc="BiLM.perplexity" if self.verbose else None)
 
     def _moved_to(self, device) -> "BiLM":
         """A copy of this fitted biLM whose modules live on ``device`` (this one is left

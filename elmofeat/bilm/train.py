@@ -120,17 +120,26 @@ def perplexity(mean_nll: float) -> float:
 
 
 def evaluate_perplexity(lm: LanguageModel, windows: Windows, chars, batch_size: int,
-                        bf16: bool, device: str) -> float:
-    """Exact perplexity of both directions over ``windows`` (this rank's share, reduced)."""
+                        bf16: bool, device: str, desc: str | None = None) -> float:
+    """Exact perplexity of both directions over ``windows`` (this rank's share, reduced).
+
+    ``desc``: show a progress bar with this description (rank 0 only; it disappears when
+    done).
+    """
+    from tqdm.auto import tqdm
+
     rank, size = world()
     batches = bucket_batches(windows.lengths, batch_size)[rank::size]
     was_training = lm.training
     lm.eval()
     total, count = 0.0, 0
-    with torch.inference_mode(), autocast(device, bf16):
+    with torch.inference_mode(), autocast(device, bf16), \
+            tqdm(total=len(batches), desc=desc, unit="batch", leave=False,
+                 disable=desc is None or rank != 0) as bar:
         for batch in iter_batches(windows, batches, chars, device):
             log_likelihood, n = lm.log_likelihood(batch.inputs, batch.word_ids, batch.lengths)
             total, count = total + log_likelihood, count + n
+            bar.update(1)
     lm.train(was_training)
     total, count = all_reduce_sum([total, float(count)])
     return perplexity(-total / count) if count else float("nan")
@@ -325,8 +334,9 @@ class Pretrainer:
                   "tokens_per_second": tokens_per_s, "seconds": seconds,
                   "validation_perplexity": None}
         if valid is not None and len(valid):
+            desc = None if progress is None else f"biLM validation, epoch {self.epoch + 1}"
             ppl = evaluate_perplexity(self.lm, valid, valid_chars, cfg.batch_size, cfg.bf16,
-                                      cfg.device)
+                                      cfg.device, desc=desc)
             record["validation_perplexity"] = ppl
             if ppl < self.best_perplexity:
                 self.best_perplexity, self.bad_epochs = ppl, 0
