@@ -76,8 +76,8 @@ def main():
             ["what verbose=True said first", f"`{result['said']}`"],
             ["its progress bar after a few batches", f"`{result['early_bar']}`"]]
     markdown = ("### ElmoVectorizer().fit_transform on 10,000 sentences\n\n"
-                "Defaults (biLM pretrained on the sentences, trainable mix, 5-fold "
-                "cross-fitting), fresh process, 2 CPU threads.\n\n"
+                "Defaults (biLM pretrained on the sentences, frozen mix with its layers "
+                "scaled on the sentences), fresh process, 2 CPU threads.\n\n"
                 + markdown_table(["measure", "value"], rows) + "\n")
     write_results("elmo_fit_time", result, markdown)
 

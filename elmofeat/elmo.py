@@ -19,13 +19,13 @@ from . import _bilm_cache
 from ._base import BaseTextVectorizer
 from ._labels import check_targets
 from ._parallel import worker_thread_budget
+from ._threads import adaptive_threads
 from ._pooling import check_pooling
 from ._text import validate_documents
 from ._validation import check_scalar
 from .bilm import BiLM
 from .bilm.estimator import check_device, resolve_device
 from .bilm.io import weights_digest
-from .bilm.train import torch_threads
 from .mix import (
     MIXES,
     apply_mix,
@@ -127,6 +127,12 @@ class ElmoVectorizer(BaseTextVectorizer):
         so workers do not oversubscribe the cores; every worker gets at least 512 documents (smaller
         inputs run in this process). Use a process-based backend (loky, the default, or
         Dask / Ray on a cluster); see Notes.
+    n_threads : int, default=None
+        torch threads for everything this vectorizer runs (pretraining the biLM, the
+        mix, transform). None: as many as other processes leave cores free, re-decided
+        about once a second (on a 2-core machine with one busy neighbour, 2 threads
+        run many times slower than 1), at most torch's setting. The features do not
+        depend on it. A ``BiLM`` with its own ``n_threads`` uses that for itself.
     random_state : int, RandomState instance or None, default=None
         Seeds the frozen ``"random"`` weights, the mix's training and the cross-fitting
         folds, and the default biLM.
@@ -222,6 +228,7 @@ class ElmoVectorizer(BaseTextVectorizer):
         device="auto",
         cache_dir="auto",
         n_jobs=None,
+        n_threads=None,
         random_state=None,
         verbose=False,
     ):
@@ -241,6 +248,7 @@ class ElmoVectorizer(BaseTextVectorizer):
         self.device = device
         self.cache_dir = cache_dir
         self.n_jobs = n_jobs
+        self.n_threads = n_threads
         self.random_state = random_state
         self.verbose = verbose
 
@@ -279,6 +287,8 @@ class ElmoVectorizer(BaseTextVectorizer):
                          include_boundaries="neither")
         if self.n_jobs is not None and (not isinstance(self.n_jobs, Integral) or self.n_jobs == 0):
             raise ValueError(f"n_jobs must be None or a non-zero integer, got {self.n_jobs!r}")
+        if self.n_threads is not None:
+            check_scalar(self.n_threads, "n_threads", Integral, min_val=1)
         check_device(self.device)
         if self.layer_mix != "frozen" and y is None:
             raise ValueError(
@@ -414,7 +424,8 @@ class ElmoVectorizer(BaseTextVectorizer):
         -------
         self : ElmoVectorizer
         """
-        self._fit(X, y)
+        with adaptive_threads(self.n_threads):
+            self._fit(X, y)
         return self
 
     def fit_transform(self, X, y=None):
@@ -428,6 +439,10 @@ class ElmoVectorizer(BaseTextVectorizer):
         -------
         features : ndarray of shape (n_documents, n_features), float32
         """
+        with adaptive_threads(self.n_threads):
+            return self._fit_transform(X, y)
+
+    def _fit_transform(self, X, y):
         documents, targets, layers, offsets, seed, pooled = self._fit(X, y)
         if self.layer_mix == "frozen":
             return self.transform(documents)
@@ -479,8 +494,9 @@ class ElmoVectorizer(BaseTextVectorizer):
         n_jobs = min(effective_n_jobs(self.n_jobs), max(len(documents) // _CHUNK, 1))
         if n_jobs == 1:
             parts = []
-            with tqdm(total=len(documents), unit="doc", desc="ElmoVectorizer.transform",
-                      disable=not self.verbose, leave=False) as bar:
+            with adaptive_threads(self.n_threads), \
+                    tqdm(total=len(documents), unit="doc", desc="ElmoVectorizer.transform",
+                         disable=not self.verbose, leave=False) as bar:
                 for chunk in _chunks(documents, _CHUNK):
                     parts.append(_features(self.bilm_, self.layer_mix, self.mix_params_,
                                            self.pooling, chunk, self._cached_layers,
@@ -490,7 +506,8 @@ class ElmoVectorizer(BaseTextVectorizer):
             size = -(-len(documents) // n_jobs)
             parts = Parallel(n_jobs=n_jobs)(
                 delayed(_transform_part)(self.bilm_, self.layer_mix, self.mix_params_,
-                                         self.pooling, part, n_jobs, self.batch_size)
+                                         self.pooling, part, n_jobs, self.batch_size,
+                                         self.n_threads)
                 for part in _chunks(documents, size)
             )
         empty = np.zeros((0, len(self.get_feature_names_out())), dtype=np.float32)
@@ -517,11 +534,12 @@ def _chunks(documents, size):
     return [documents[start : start + size] for start in range(0, len(documents), size)]
 
 
-def _transform_part(bilm, layer_mix, mix_params, pooling, documents, n_parts, batch_size):
+def _transform_part(bilm, layer_mix, mix_params, pooling, documents, n_parts, batch_size,
+                    n_threads=None):
     """Features of one of ``n_parts`` parts of the documents, in a worker whose thread
-    budget is counted on the machine it runs on."""
-    n_threads = worker_thread_budget(n_parts)
-    with torch_threads(n_threads), threadpool_limits(n_threads):
+    budget (unless ``n_threads`` fixes it) is counted on the machine it runs on."""
+    n_threads = n_threads or worker_thread_budget(n_parts)
+    with adaptive_threads(n_threads), threadpool_limits(n_threads):
         return np.concatenate([
             _features(bilm, layer_mix, mix_params, pooling, chunk,
                       lambda docs, tokens: bilm._embed_tokens(tokens, batch_size), batch_size)

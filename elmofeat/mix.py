@@ -29,6 +29,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from ._pooling import pool_vectors
+from ._threads import tick
 from .bilm.batching import bucket_batches
 from .bilm.train import adamw
 
@@ -360,6 +361,7 @@ def _fit(kind, layers, offsets, docs, y, classification, pooling, output_dim, co
     lengths = offsets[docs + 1] - offsets[docs]
     for _ in range(config.epochs):
         for batch in bucket_batches(lengths, config.batch_size, generator):
+            tick()
             if pre_pooled is not None:
                 document_vectors = mix(pre_pooled[batch])
             else:

@@ -312,7 +312,7 @@ def test_parallel_workers_get_a_share_of_the_threads(corpus, bilm, monkeypatch):
     from elmofeat import _parallel, elmo
 
     seen = []
-    real = elmo.torch_threads
+    real = elmo.adaptive_threads
 
     @contextlib.contextmanager
     def spy(n_threads):
@@ -320,7 +320,7 @@ def test_parallel_workers_get_a_share_of_the_threads(corpus, bilm, monkeypatch):
         with real(n_threads):
             yield
 
-    monkeypatch.setattr(elmo, "torch_threads", spy)
+    monkeypatch.setattr(elmo, "adaptive_threads", spy)
     monkeypatch.setattr(_parallel, "cpu_count", lambda: 8)
     documents = (corpus[0] * 10)[:1100]
     vectorizer = ElmoVectorizer(bilm, layer_mix="frozen", n_jobs=2, cache_dir=None).fit(documents)

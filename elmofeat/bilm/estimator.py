@@ -26,7 +26,8 @@ from .model import BiLMModule
 from .pretrained import corpus_vectors, pretrained_matrix, resolve_pretrained
 from .softmax import SOFTMAX_KINDS, build_softmax
 from .token_layers import CharCNN, WordEmbedding
-from .train import LanguageModel, Pretrainer, TrainConfig, autocast, evaluate_perplexity, torch_threads
+from .._threads import adaptive_threads, tick
+from .train import LanguageModel, Pretrainer, TrainConfig, autocast, evaluate_perplexity
 
 logger = logging.getLogger("elmofeat")
 
@@ -173,7 +174,11 @@ class BiLM(TextEstimatorMixin, BaseEstimator):
         bfloat16 for both, ``"fp32"`` for neither.
     n_threads : int, default=None
         torch threads while fitting and embedding; the previous setting is restored
-        afterwards. None keeps torch's current setting.
+        afterwards. None: as many as other processes leave cores free (measured from
+        the machine's CPU load and re-decided about once a second), at most torch's
+        current setting: a core that another process keeps busy would stall every
+        thread at each kernel's barrier (on 2 cores with one busy neighbour, 2 threads
+        pretrain many times slower than 1). The fitted weights do not depend on it.
     device : str, default="cpu"
         ``"auto"`` (CUDA when available, else the CPU) or any torch device string:
         ``"cpu"``, ``"cuda"``, ``"cuda:1"``, ``"mps"``.
@@ -459,7 +464,7 @@ class BiLM(TextEstimatorMixin, BaseEstimator):
             checkpoint_every=self.checkpoint_every, verbose=bool(self.verbose), device=str(device),
             max_time=None if self.max_time is None else float(self.max_time),
         )
-        with torch_threads(self.n_threads), torch.random.fork_rng(devices=[]):
+        with adaptive_threads(self.n_threads), torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
             lm = self._build_language_model(len(vocabulary), pretrained).to(device)
             self.token_input_dim_ = (
@@ -489,7 +494,7 @@ class BiLM(TextEstimatorMixin, BaseEstimator):
     # -------------------------------------------------------------------- inference
     def _inference_context(self):
         stack = contextlib.ExitStack()
-        stack.enter_context(torch_threads(self.n_threads))
+        stack.enter_context(adaptive_threads(self.n_threads))
         stack.enter_context(torch.inference_mode())
         stack.enter_context(autocast(str(self._device), self._bf16(False)))
         return stack
@@ -554,6 +559,7 @@ class BiLM(TextEstimatorMixin, BaseEstimator):
         lm = self.language_model_
         with self._inference_context():
             for batch in iter_batches(windows, batches, chars, self._device):
+                tick()
                 layers = lm.bilm.layer_representations(batch.inputs, batch.lengths)
                 layers = layers.float().cpu().numpy()
                 for row, window in enumerate(batch.windows):
@@ -599,7 +605,7 @@ class BiLM(TextEstimatorMixin, BaseEstimator):
         windows = self._windows(self._tokenize(X))
         if len(windows) == 0:
             raise ValueError("X has no token: perplexity needs at least one word")
-        with torch_threads(self.n_threads):
+        with adaptive_threads(self.n_threads):
             return evaluate_perplexity(self.language_model_, windows, self._chars(windows),
                                        4 * self.batch_size, self._bf16(False), str(self._device),
                                        desc="BiLM.perplexity" if self.verbose else None)

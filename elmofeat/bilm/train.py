@@ -5,7 +5,6 @@ parallelism when run under ``torchrun`` (see :mod:`elmofeat.bilm.distributed`).
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import math
 import sys
@@ -17,6 +16,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from .._threads import tick
 from .batching import Windows, bucket_batches, iter_batches
 from .distributed import all_reduce_sum, average_gradients, broadcast_parameters, world
 from .dropout import ByteDropout
@@ -82,20 +82,6 @@ class TrainConfig:
     max_time: float | None = None
 
 
-@contextlib.contextmanager
-def torch_threads(n_threads: int | None):
-    """Use ``n_threads`` intra-op threads inside the block, then restore the old value."""
-    if n_threads is None:
-        yield
-        return
-    old = torch.get_num_threads()
-    torch.set_num_threads(n_threads)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(old)
-
-
 def adamw(parameters, **options) -> torch.optim.AdamW:
     """AdamW with the fused kernel where torch has one for the device.
 
@@ -137,6 +123,7 @@ def evaluate_perplexity(lm: LanguageModel, windows: Windows, chars, batch_size: 
             tqdm(total=len(batches), desc=desc, unit="batch", leave=False,
                  disable=desc is None or rank != 0) as bar:
         for batch in iter_batches(windows, batches, chars, device):
+            tick()
             log_likelihood, n = lm.log_likelihood(batch.inputs, batch.word_ids, batch.lengths)
             total, count = total + log_likelihood, count + n
             bar.update(1)
@@ -248,6 +235,7 @@ class Pretrainer:
         self.lm.train()
         loss_sum, token_count, start = 0.0, 0, time.perf_counter()
         for i in range(self.step_in_epoch, len(batches)):
+            tick()  # follow the machine's load (see elmofeat._threads)
             batch = next(iter_batches(train, [batches[i]], chars, cfg.device))
             with autocast(cfg.device, cfg.bf16):
                 loss = self.lm(batch.inputs, batch.word_ids, batch.lengths)

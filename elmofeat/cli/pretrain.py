@@ -34,7 +34,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("--checkpoint-every", type=positive_int, metavar="STEPS",
                         help="also checkpoint every this many steps (default: each epoch)")
     parser.add_argument("--threads", type=positive_int,
-                        help="torch threads (default: torch's setting)")
+                        help="torch threads (default: as many as other processes leave cores free)")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
     parser.add_argument("--data-home", help="dataset folder for dataset names "
                         "(default: $ELMOFEAT_DATA or ~/elmofeat_data)")
