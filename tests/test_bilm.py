@@ -315,7 +315,8 @@ def test_verbose_says_what_it_pretrains_and_shows_one_bar_over_all_epochs(corpus
     assert len(bilm.history_) == 2
     # The bar counts the batches of every epoch: its total is epochs x batches per epoch.
     import re
-    totals = {int(m) for m in re.findall(r"\| *\d+/(\d+) \[", err)}
+    bars = [part for part in re.split(r"[\r\n]", err) if part.startswith("biLM epoch")]
+    totals = {int(m) for bar in bars for m in re.findall(r"\| *\d+/(\d+) \[", bar)}
     per_epoch = int(re.search(r"in ([\d,]+) batches per epoch", err).group(1).replace(",", ""))
     assert totals == {2 * per_epoch}, (totals, per_epoch)
 

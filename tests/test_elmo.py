@@ -320,10 +320,10 @@ def test_parallel_workers_get_a_share_of_the_threads(corpus, bilm, monkeypatch):
         with real(n_threads):
             yield
 
-    monkeypatch.setattr(elmo, "adaptive_threads", spy)
-    monkeypatch.setattr(_parallel, "cpu_count", lambda: 8)
     documents = (corpus[0] * 10)[:1100]
     vectorizer = ElmoVectorizer(bilm, layer_mix="frozen", n_jobs=2, cache_dir=None).fit(documents)
+    monkeypatch.setattr(elmo, "adaptive_threads", spy)
+    monkeypatch.setattr(_parallel, "cpu_count", lambda: 8)
     import joblib
 
     with joblib.parallel_config(backend="threading"):  # the spy must run in this process
