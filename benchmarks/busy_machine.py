@@ -14,7 +14,7 @@ Target: with one competing process, the default keeps at least half its idle-mac
 throughput.
 
 Writes benchmarks/results/busy_machine.{json,md}.
-Run: python benchmarks/busy_machine.py [--documents 3000] [--data-home DIR]
+Run: python benchmarks/busy_machine.py [--documents 7600] [--data-home DIR]
 """
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ def run(documents: int, home: str, threads: str, competitors: int) -> dict:
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--documents", type=int, default=3000)
+    parser.add_argument("--documents", type=int, default=7600)
     parser.add_argument("--data-home", default=None)
     args = parser.parse_args()
     from elmofeat.datasets import get_data_home
