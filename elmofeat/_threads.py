@@ -22,8 +22,12 @@ import threading
 import time
 from contextlib import contextmanager
 
+from numbers import Integral
+
 import torch
 from joblib import cpu_count
+
+from ._validation import check_scalar
 
 # Re-decide at most this often (seconds); a decision needs a load sample this old.
 INTERVAL = 1.0
@@ -135,6 +139,8 @@ def adaptive_threads(n_threads: int | None):
 
     Long loops call :func:`tick` between steps so that the count follows the load.
     """
+    if n_threads is not None:
+        check_scalar(n_threads, "n_threads", Integral, min_val=1)  # before torch sees it
     old = torch.get_num_threads()
     stack = _local.__dict__.setdefault("governors", [])
     governor = None if n_threads is not None else _Governor(_load(), old)

@@ -173,7 +173,7 @@ class SVDVectorizer(WordVectorVectorizer):
     distance_weighting : {"uniform", "linear", "harmonic"}, default="linear"
         How a pair at distance ``k`` counts: 1, ``(window - k + 1) / window`` (as
         word2vec's dynamic window) or ``1 / k``.
-    eig_weighting : float, default=0.5
+    eig_weighting : float in [0, 1], default=0.5
         Exponent ``p`` of the singular values in ``U * S ** p``; 0 gives ``U``, 1 gives
         the classic SVD embedding. 0.5 is symmetric and usually best.
     n_iter : int, default=5
@@ -270,7 +270,9 @@ class SVDVectorizer(WordVectorVectorizer):
         check_scalar(self.n_components, "n_components", Integral, min_val=1)
         check_scalar(self.window, "window", Integral, min_val=1)
         check_scalar(self.n_iter, "n_iter", Integral, min_val=0)
-        check_scalar(self.eig_weighting, "eig_weighting", Real)
+        # Beyond [0, 1] the weights S ** p overflow float32 (p = 32) or blow up the
+        # directions of the smallest singular values (p < 0).
+        check_scalar(self.eig_weighting, "eig_weighting", Real, min_val=0, max_val=1)
         check_scalar(self.context_smoothing, "context_smoothing", Real, min_val=0, max_val=1)
         if self.weighting not in WEIGHTINGS:
             raise ValueError(f"weighting must be one of {WEIGHTINGS}, got {self.weighting!r}")

@@ -333,6 +333,8 @@ def test_verbose_says_what_it_pretrains_and_shows_one_bar_over_all_epochs(corpus
     ({"char_filters": ((1, 0),)}, ValueError, "char_filters"),
     ({"char_filters": "abc"}, ValueError, "char_filters"),
     ({"device": "tpu"}, ValueError, "device"),
+    ({"n_threads": True}, TypeError, "n_threads must be a number, got the boolean"),
+    ({"embedding_dim": True}, TypeError, "embedding_dim must be a number"),
     ({"min_count": 10_000}, ValueError, "vocabulary is empty"),
     ({"embedding_dim": 16, "hidden_dim": 8}, ValueError, "hidden_dim=8 is below embedding_dim=16"),
     ({"pretrained_vectors": 3.5}, TypeError, "pretrained_vectors"),

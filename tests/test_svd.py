@@ -100,6 +100,8 @@ def test_count_weighting_and_eig_exponent_change_vectors():
         ({"min_count": 0}, ValueError, "min_count"),
         ({"n_components": 500}, ValueError, "larger than the vocabulary"),
         ({"eig_weighting": float("nan")}, ValueError, "eig_weighting must be a finite number"),
+        ({"eig_weighting": 32.0}, ValueError, "eig_weighting == 32.0, must be <= 1"),
+        ({"eig_weighting": -0.5}, ValueError, "eig_weighting == -0.5, must be >= 0"),
         ({"context_smoothing": float("nan")}, ValueError, "context_smoothing must be a finite"),
     ],
 )
