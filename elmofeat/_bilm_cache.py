@@ -217,17 +217,26 @@ class RepresentationCache:
                 layers, offsets = bilm._embed_tokens([token_lists[i] for i in missing], batch_size)
             for j, i in enumerate(missing):
                 fresh[keys[i]] = layers[offsets[j] : offsets[j + 1]]
-        parts = [fresh[k] if k in fresh else self._entries[k] for k in keys]
         if store:
             for key, value in fresh.items():
                 self._store(key, value)
-        for key in keys:
-            if key in self._entries:
-                self._entries.move_to_end(key)
+        if len(missing) == len(documents) and documents:
+            # Nothing was cached: the computed array is the answer already (joining its
+            # pieces again would hold a third copy of every layer at the peak of a fit).
+            self._touch(keys)
+            return layers, offsets
+        parts = [fresh[k] if k in fresh else self._entries[k] for k in keys]
+        self._touch(keys)
         lengths = np.fromiter((len(p) for p in parts), np.int64, len(parts))
         offsets = np.concatenate([[0], np.cumsum(lengths)])
         shape = (0, bilm.n_representations_, bilm.output_dim_)
         return (np.concatenate(parts) if parts else np.zeros(shape, np.float32)), offsets
+
+    def _touch(self, keys) -> None:
+        """Mark ``keys`` as the most recently used."""
+        for key in keys:
+            if key in self._entries:
+                self._entries.move_to_end(key)
 
     def shrink_to(self, max_bytes: int) -> None:
         """Drop the least recently used entries until at most ``max_bytes`` are held."""
