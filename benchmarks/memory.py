@@ -91,7 +91,9 @@ print(json.dumps(out))
 def _measure(model, home, kind, size) -> dict:
     code = SETUP + OPERATIONS[kind] + REPORT
     result = subprocess.run([sys.executable, "-c", code, model, home, kind, str(size)],
-                            capture_output=True, text=True, check=True)
+                            capture_output=True, text=True)
+    if result.returncode:
+        raise RuntimeError(f"{kind} {size} failed:\n{result.stderr[-3000:]}")
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 

@@ -217,16 +217,17 @@ class RepresentationCache:
                 layers, offsets = bilm._embed_tokens([token_lists[i] for i in missing], batch_size)
             for j, i in enumerate(missing):
                 fresh[keys[i]] = layers[offsets[j] : offsets[j + 1]]
+        all_fresh = bool(documents) and len(missing) == len(documents)
+        # Taken before storing: a store may evict cached entries this call needs.
+        parts = None if all_fresh else [fresh[k] if k in fresh else self._entries[k] for k in keys]
         if store:
             for key, value in fresh.items():
                 self._store(key, value)
-        if len(missing) == len(documents) and documents:
+        self._touch(keys)
+        if all_fresh:
             # Nothing was cached: the computed array is the answer already (joining its
             # pieces again would hold a third copy of every layer at the peak of a fit).
-            self._touch(keys)
             return layers, offsets
-        parts = [fresh[k] if k in fresh else self._entries[k] for k in keys]
-        self._touch(keys)
         lengths = np.fromiter((len(p) for p in parts), np.int64, len(parts))
         offsets = np.concatenate([[0], np.cumsum(lengths)])
         shape = (0, bilm.n_representations_, bilm.output_dim_)

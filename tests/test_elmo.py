@@ -210,6 +210,22 @@ def test_layer_representations_are_reused_across_candidates(corpus, bilm):
     assert _bilm_cache.REPRESENTATIONS.hits >= len(X)
 
 
+def test_a_full_cache_still_answers_with_every_document(corpus, bilm):
+    # Storing the new documents' layers evicts old entries; those this call takes from
+    # the cache must be read before (a fit after a partly cached one failed with KeyError).
+    X, _ = corpus
+    expected, expected_offsets = bilm.embed_flat(X[:40])
+    cache = _bilm_cache.RepresentationCache(max_bytes=expected[:expected_offsets[20]].nbytes)
+    cache.embed(bilm, "id", X[:20])  # fills the cache exactly
+    layers, offsets = cache.embed(bilm, "id", X[:40])  # 20 cached, 20 new that evict them
+    np.testing.assert_array_equal(offsets, expected_offsets)
+    np.testing.assert_allclose(layers, expected, rtol=1e-5, atol=1e-6)
+    assert cache.hits == 20 and cache.misses == 40
+    # Nothing cached: the computed array itself comes back (no second copy at the peak).
+    fresh, _ = _bilm_cache.RepresentationCache(max_bytes=0).embed(bilm, "id", X[:5])
+    assert fresh.base is None or fresh.flags.owndata or fresh.base.nbytes == fresh.nbytes
+
+
 def test_hundred_thousand_word_document_is_windowed(corpus, bilm):
     X, _ = corpus
     vec = ElmoVectorizer(bilm, layer_mix="frozen", pooling="meanmax", cache_dir=None).fit(X)
