@@ -49,16 +49,20 @@ def make_topic_corpus(n_documents=120, n_topics=4, seed=0):
 # --------------------------------------------------------------------------- checks
 
 
-def check_init_only_stores_params(estimator, X, y):
+def _check_init_only_stores(estimator, bad_param, bad_value, fit_args):
     params = estimator.get_params(deep=False)
     fresh = type(estimator)(**params)
     assert set(vars(fresh)) == set(params), "__init__ must store its parameters and nothing else"
     for name, value in params.items():
         assert getattr(fresh, name) is value, f"__init__ changed parameter {name}"
     # Validation happens in fit, not in __init__.
-    broken = type(estimator)(**{**params, "pooling": "not-a-pooling"})
-    with pytest.raises(ValueError, match="pooling"):
-        broken.fit(X, y)
+    broken = type(estimator)(**{**params, bad_param: bad_value})
+    with pytest.raises(ValueError, match=bad_param):
+        broken.fit(*fit_args)
+
+
+def check_init_only_stores_params(estimator, X, y):
+    _check_init_only_stores(estimator, "pooling", "not-a-pooling", (X, y))
 
 
 def _same_params(a, b) -> bool:
@@ -342,14 +346,7 @@ def _embedded(lm, X) -> np.ndarray:
 
 
 def check_lm_init_only_stores_params(estimator, X, y):
-    params = estimator.get_params(deep=False)
-    fresh = type(estimator)(**params)
-    assert set(vars(fresh)) == set(params), "__init__ must store its parameters and nothing else"
-    for name, value in params.items():
-        assert getattr(fresh, name) is value, f"__init__ changed parameter {name}"
-    broken = type(estimator)(**{**params, "hidden_dim": 0})  # validated in fit
-    with pytest.raises(ValueError, match="hidden_dim"):
-        broken.fit(X)
+    _check_init_only_stores(estimator, "hidden_dim", 0, (X,))
 
 
 def check_lm_clone_params_and_fit(estimator, X, y):

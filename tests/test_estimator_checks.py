@@ -51,6 +51,10 @@ def corpus():
 @pytest.mark.parametrize("estimator", ESTIMATORS, ids=_id)
 @pytest.mark.parametrize("check", CHECKS, ids=lambda c: c.__name__)
 def test_estimator_contract(estimator, check, corpus, tmp_path):
+    _run(check, estimator, corpus, tmp_path)
+
+
+def _run(check, estimator, corpus, tmp_path):
     X, y = corpus
     if "tmp_path" in inspect.signature(check).parameters:
         check(estimator, X, y, tmp_path=tmp_path)
@@ -68,8 +72,4 @@ LANGUAGE_MODELS = [
                          ids=lambda lm: f"BiLM(token_layer={lm.token_layer}, softmax={lm.softmax})")
 @pytest.mark.parametrize("check", LANGUAGE_MODEL_CHECKS, ids=lambda c: c.__name__)
 def test_language_model_contract(estimator, check, corpus, tmp_path):
-    X, y = corpus
-    if "tmp_path" in inspect.signature(check).parameters:
-        check(estimator, X, y, tmp_path=tmp_path)
-    else:
-        check(estimator, X, y)
+    _run(check, estimator, corpus, tmp_path)
