@@ -29,8 +29,9 @@ def auto_epochs(n_tokens: int) -> int:
     Skip-gram needs a number of *updates*, not of passes: five passes over 55k tokens
     train almost nothing (SkipGramVectorizer's former default reached 0.37 accuracy on a
     5.5k-question task where SVD reached 0.82). About 5 million training tokens, at
-    least 5 and at most 100 passes, keep it within a few points of SVDVectorizer on
-    corpora of 30k to 600k tokens (``benchmarks/suite.py``).
+    least 5 and at most 100 passes, are meant to keep it within a few points of
+    SVDVectorizer on corpora of 30k to 600k tokens: the SVDVectorizer and
+    SkipGramVectorizer rows of ``elmofeat benchmark`` measure it on the four tasks.
 
     Examples
     --------

@@ -132,7 +132,7 @@ class BiLM(TextEstimatorMixin, BaseEstimator):
         ``"svd"``: the PPMI + SVD vectors of the training texts (those of
         :class:`~elmofeat.SVDVectorizer`, computed in seconds): a language model of a
         small corpus learns little of what words mean on its own, and the counts of the
-        same texts already carry it (``benchmarks/suite.py`` measures the difference).
+        same texts already carry it.
         ``"random"``: a normal draw with standard deviation ``embedding_dim ** -0.5``.
         Ignored with ``token_layer="char"`` or with ``pretrained_vectors``.
     char_dim : int, default=16
@@ -152,9 +152,9 @@ class BiLM(TextEstimatorMixin, BaseEstimator):
         Window length: documents longer than this many tokens are split into windows
         (for training and for :meth:`embed`); nothing is truncated.
     max_epochs : int, default=5
-        At most this many passes over the texts (early stopping may end sooner). On the
-        development suite the features did not improve after 5 epochs, though the
-        perplexity still fell (``benchmarks/suite.py``).
+        At most this many passes over the texts (early stopping may end sooner). More
+        epochs keep lowering the perplexity, but a lower perplexity does not by itself
+        give better features; ``elmofeat benchmark`` measures the features.
     batch_size : int, default=64
         Windows per training batch (and per inference batch, times 4).
     learning_rate : float, default=2e-3
