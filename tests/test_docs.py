@@ -53,3 +53,14 @@ def test_relative_links_resolve(page):
         elif anchor and resolved.suffix == ".md" and anchor not in _anchors(resolved):
             broken.append(target)
     assert not broken, f"broken links in {page.name}: {broken}"
+
+
+def test_every_script_and_test_file_the_docs_cite_exists():
+    # A figure is only as good as the command behind it: a docstring once cited a
+    # benchmarks/suite.py that no longer existed.
+    sources = [*PAGES, *sorted((ROOT / "elmofeat").rglob("*.py")), *sorted((ROOT / "benchmarks").glob("*.py"))]
+    cited = {match for path in sources
+             for match in re.findall(r"\b(?:benchmarks|tests)/[a-z_]+\.py\b", path.read_text())}
+    assert cited, "the pattern should find the cited scripts"
+    missing = sorted(path for path in cited if not (ROOT / path).is_file())
+    assert not missing, f"cited but missing: {missing}"
