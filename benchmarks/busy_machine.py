@@ -8,10 +8,10 @@ that other processes leave free (``elmofeat/_threads.py``).
 
 Each run is a fresh process: ``BiLM(embedding_dim=64, hidden_dim=64, max_epochs=1,
 random_state=0).fit`` on the first --documents AG News texts (1 epoch), then
-``ElmoVectorizer(bilm).transform`` of the same texts, with ``n_threads`` 1, 2 and the
-default, beside 0 or 1 competing processes (each a Python busy loop, one core's worth).
-Target: with one competing process, the default keeps at least half its idle-machine
-throughput.
+``ElmoVectorizer(bilm).transform`` of the same texts, with ``n_threads`` None (the
+default: fixed while training, adaptive in transform), ``"auto"`` (adaptive in both),
+1 and 2, beside 0 or 1 competing processes (each a Python busy loop, one core's worth).
+Target: with one competing process, at least half the idle-machine throughput.
 
 Writes benchmarks/results/busy_machine.{json,md}.
 Run: python benchmarks/busy_machine.py [--documents 7600] [--data-home DIR]
@@ -33,7 +33,7 @@ from elmofeat import BiLM, ElmoVectorizer
 from elmofeat.datasets import load_ag_news
 
 n, home, threads = int(sys.argv[1]), sys.argv[2], sys.argv[3]
-threads = None if threads == "default" else int(threads)
+threads = {"default": None, "auto": "auto"}[threads] if threads in ("default", "auto") else int(threads)
 texts = load_ag_news(home, subset="test").data[:n]
 start = time.perf_counter()
 bilm = BiLM(embedding_dim=64, hidden_dim=64, max_epochs=1, random_state=0,
@@ -77,7 +77,7 @@ def main():
 
     home = str(get_data_home(args.data_home))
     runs = [run(args.documents, home, threads, competitors)
-            for competitors in (0, 1) for threads in ("default", "1", "2")]
+            for competitors in (0, 1) for threads in ("default", "auto", "1", "2")]
     idle = {r["threads"]: r for r in runs if r["competitors"] == 0}
     rows = []
     for r in runs:
@@ -86,18 +86,24 @@ def main():
                      f"{r['tokens_per_second'] / base['tokens_per_second']:.2f}",
                      f"{r['documents_per_second']:,.0f}",
                      f"{r['documents_per_second'] / base['documents_per_second']:.2f}"])
-    busy = next(r for r in runs if r["threads"] == "default" and r["competitors"] == 1)
-    share = busy["tokens_per_second"] / idle["default"]["tokens_per_second"]
+    share = {name: next(r for r in runs if r["threads"] == name and r["competitors"] == 1)
+             ["tokens_per_second"] / idle[name]["tokens_per_second"]
+             for name in ("default", "auto")}
     markdown = (
         f"BiLM 64/64, 1 epoch on {args.documents:,} AG News texts, then `ElmoVectorizer."
         "transform` of the same texts; each run a fresh process, beside 0 or 1 busy-loop "
         "processes. Ratios are to the same thread setting on the idle machine.\n\n"
         + markdown_table(["n_threads", "competing processes", "pretraining tokens/s",
                           "of idle", "transform documents/s", "of idle"], rows)
-        + f"\n\nTarget: the default keeps at least half its idle throughput beside one busy "
-        f"process: {share:.2f} ({'met' if share >= 0.5 else 'missed'}).\n")
+        + "\n\nTarget: at least half the idle pretraining throughput beside one busy process. "
+        f"`n_threads=\"auto\"`: {share['auto']:.2f} "
+        f"({'met' if share['auto'] >= 0.5 else 'missed'}). The default keeps torch's thread "
+        f"count while training, so that the weights do not depend on the machine's load "
+        f"(the thread count changes how some kernels sum): {share['default']:.2f} "
+        f"({'met' if share['default'] >= 0.5 else 'missed'}); its transform adapts, as "
+        "its output does not depend on the thread count.\n")
     write_results("busy_machine", {"documents": args.documents, "runs": runs,
-                                    "default_share_when_busy": share}, markdown)
+                                    "share_when_busy": share}, markdown)
 
 
 if __name__ == "__main__":

@@ -3,15 +3,19 @@
 torch's CPU kernels split each operation over its threads and wait at a barrier for
 the slowest. When another process keeps one of the cores busy, the thread that shares
 that core runs a fraction of the time and every barrier waits for it: on 2 cores with
-one busy neighbour, 2 threads pretrain about 20x slower than 1 thread. So with
-``n_threads=None`` the thread count follows the cores that other processes leave
-free, measured from ``/proc/stat`` (all CPU time of the usable cores) minus this
-process's own CPU time, and re-decided about once a second while the work runs
-(:func:`tick`, called between batches). Where the load cannot be measured (not Linux,
-a container whose CPU quota is smaller than the cores it sees) the count stays at
-torch's setting. The thread count never changes the results: each output element of
-torch's CPU kernels is computed by one thread (``tests/test_threads.py`` checks that
-1 and 2 threads pretrain identical weights).
+one busy neighbour, 2 threads pretrain about 5x slower than 1 thread. An adaptive
+block follows the cores that other processes leave free, measured from ``/proc/stat``
+(all CPU time of the usable cores) minus this process's own CPU time, and re-decided
+about once a second while the work runs (:func:`tick`, called between batches). Where
+the load cannot be measured (not Linux, a container whose CPU quota is smaller than the
+cores it sees) the count stays at torch's setting.
+
+Inference adapts by default: its results do not depend on the thread count (tested).
+Training does not: with more threads some kernels split their sums differently, so the
+weights would depend on what else ran on the machine. ``n_threads=None`` therefore keeps
+torch's setting while training (the same data and seed give the same weights), and
+``n_threads="auto"`` adapts there too, for speed on a busy machine, giving up
+bit-reproducibility.
 """
 
 from __future__ import annotations
@@ -97,30 +101,38 @@ def _usable_cores() -> set[int] | None:
 
 
 class _Governor:
-    """Decides the thread count of one ``adaptive_threads`` block."""
+    """The thread limit of one adaptive block; the load samples and the last decision
+    are shared by all blocks, so that short successive blocks (one per chunk of
+    documents) still measure over a full interval."""
 
     def __init__(self, load: CpuLoad, most: int):
         self.load, self.most = load, most
-        self.sample = load.sample()
-        self.last = time.monotonic()
 
     def decide(self) -> int | None:
-        global _recent
-        now = self.load.sample()
-        others = self.load.others_busy_cores(self.sample, now)
-        self.sample, self.last = now, time.monotonic()
+        """Threads for the load since the previous sample (None: nothing to compare)."""
+        global _last_sample, _recent
+        now, sample = time.monotonic(), self.load.sample()
+        previous = _last_sample
+        _last_sample = (now, sample)
+        if previous is None or previous[1] is None:
+            return None
+        others = self.load.others_busy_cores(previous[1], sample)
         if others is None:
             return None
         free = len(self.load.cores) - others
-        threads = max(1, min(self.most, math.floor(free + 1 - _FREE_CORE)))
-        _recent = (self.last, threads)
-        return threads
+        threads = max(1, math.floor(free + 1 - _FREE_CORE))
+        _recent = (now, threads)
+        return min(self.most, threads)
+
+    def due(self) -> bool:
+        return _last_sample is None or time.monotonic() - _last_sample[0] >= INTERVAL
 
 
 _local = threading.local()
 _shared_load: CpuLoad | None = None
-# (when, threads) of the last decision: a block that starts soon after begins there
-# rather than at full width (the load rarely changes within seconds).
+# (when, sample) of the last load reading, and (when, threads) of the last decision: a
+# block that starts soon after begins there rather than at full width.
+_last_sample: tuple[float, tuple | None] | None = None
 _recent: tuple[float, int] | None = None
 _RECENT = 10.0
 
@@ -132,22 +144,37 @@ def _load() -> CpuLoad:
     return _shared_load
 
 
-@contextmanager
-def adaptive_threads(n_threads: int | None):
-    """Use ``n_threads`` torch threads in the block, or (None) as many as other processes
-    leave cores free, at most torch's current setting; restore the setting afterwards.
+def check_n_threads(n_threads) -> None:
+    """``n_threads`` must be None, ``"auto"`` or an int >= 1 (a clear error otherwise)."""
+    if n_threads is None or (isinstance(n_threads, str) and n_threads == "auto"):
+        return
+    if isinstance(n_threads, str):
+        raise ValueError(f"n_threads must be None, 'auto' or an int >= 1, got {n_threads!r}")
+    check_scalar(n_threads, "n_threads", Integral, min_val=1)
 
-    Long loops call :func:`tick` between steps so that the count follows the load.
+
+@contextmanager
+def adaptive_threads(n_threads, *, training: bool = False):
+    """Use ``n_threads`` torch threads in the block; restore torch's setting afterwards.
+
+    ``None``: while ``training``, torch's setting (reproducible weights); otherwise as
+    many threads as other processes leave cores free, at most torch's setting.
+    ``"auto"``: adapt in both cases. Long loops call :func:`tick` between steps so that an
+    adaptive count follows the load.
     """
-    if n_threads is not None:
-        check_scalar(n_threads, "n_threads", Integral, min_val=1)  # before torch sees it
+    check_n_threads(n_threads)  # before torch sees it
     old = torch.get_num_threads()
+    adapt = n_threads == "auto" or (n_threads is None and not training)
     stack = _local.__dict__.setdefault("governors", [])
-    governor = None if n_threads is not None else _Governor(_load(), old)
-    if n_threads is not None:
+    governor = _Governor(_load(), old) if adapt else None
+    if isinstance(n_threads, Integral):
         torch.set_num_threads(n_threads)
-    elif _recent is not None and time.monotonic() - _recent[0] < _RECENT:
-        torch.set_num_threads(min(old, _recent[1]))
+    elif adapt:
+        threads = governor.decide() if governor.due() else None
+        if threads is None and _recent is not None and time.monotonic() - _recent[0] < _RECENT:
+            threads = min(old, _recent[1])
+        if threads is not None and threads != old:
+            torch.set_num_threads(threads)
     stack.append(governor)
     try:
         yield
@@ -160,7 +187,7 @@ def tick() -> None:
     """Re-decide the innermost adaptive block's thread count if a second has passed."""
     stack = getattr(_local, "governors", None)
     governor = stack[-1] if stack else None
-    if governor is None or time.monotonic() - governor.last < INTERVAL:
+    if governor is None or not governor.due():
         return
     threads = governor.decide()
     if threads is not None and threads != torch.get_num_threads():

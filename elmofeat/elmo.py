@@ -19,7 +19,7 @@ from . import _bilm_cache
 from ._base import BaseTextVectorizer
 from ._labels import check_targets
 from ._parallel import worker_thread_budget
-from ._threads import adaptive_threads
+from ._threads import adaptive_threads, check_n_threads
 from ._pooling import check_pooling
 from ._text import validate_documents
 from ._validation import check_scalar
@@ -127,12 +127,13 @@ class ElmoVectorizer(BaseTextVectorizer):
         so workers do not oversubscribe the cores; every worker gets at least 512 documents (smaller
         inputs run in this process). Use a process-based backend (loky, the default, or
         Dask / Ray on a cluster); see Notes.
-    n_threads : int, default=None
+    n_threads : int, "auto" or None, default=None
         torch threads for everything this vectorizer runs (pretraining the biLM, the
-        mix, transform). None: as many as other processes leave cores free, re-decided
-        about once a second (on a 2-core machine with one busy neighbour, 2 threads
-        run many times slower than 1), at most torch's setting. The features do not
-        depend on it. A ``BiLM`` with its own ``n_threads`` uses that for itself.
+        mix, transform), as :class:`~elmofeat.BiLM`'s ``n_threads``: None keeps
+        torch's setting while training (reproducible) and lets :meth:`transform`
+        follow the cores that other processes leave free (its features do not depend on
+        the thread count); ``"auto"`` adapts the training too (fast on a busy machine,
+        not bit-reproducible). A ``BiLM`` with its own ``n_threads`` uses that for itself.
     random_state : int, RandomState instance or None, default=None
         Seeds the frozen ``"random"`` weights, the mix's training and the cross-fitting
         folds, and the default biLM.
@@ -287,8 +288,7 @@ class ElmoVectorizer(BaseTextVectorizer):
                          include_boundaries="neither")
         if self.n_jobs is not None and (not isinstance(self.n_jobs, Integral) or self.n_jobs == 0):
             raise ValueError(f"n_jobs must be None or a non-zero integer, got {self.n_jobs!r}")
-        if self.n_threads is not None:
-            check_scalar(self.n_threads, "n_threads", Integral, min_val=1)
+        check_n_threads(self.n_threads)
         check_device(self.device)
         if self.layer_mix != "frozen" and y is None:
             raise ValueError(
@@ -424,7 +424,7 @@ class ElmoVectorizer(BaseTextVectorizer):
         -------
         self : ElmoVectorizer
         """
-        with adaptive_threads(self.n_threads):
+        with adaptive_threads(self.n_threads, training=True):
             self._fit(X, y)
         return self
 
@@ -439,7 +439,7 @@ class ElmoVectorizer(BaseTextVectorizer):
         -------
         features : ndarray of shape (n_documents, n_features), float32
         """
-        with adaptive_threads(self.n_threads):
+        with adaptive_threads(self.n_threads, training=True):
             return self._fit_transform(X, y)
 
     def _fit_transform(self, X, y):
@@ -538,7 +538,8 @@ def _transform_part(bilm, layer_mix, mix_params, pooling, documents, n_parts, ba
                     n_threads=None):
     """Features of one of ``n_parts`` parts of the documents, in a worker whose thread
     budget (unless ``n_threads`` fixes it) is counted on the machine it runs on."""
-    n_threads = n_threads or worker_thread_budget(n_parts)
+    if not isinstance(n_threads, Integral):  # None or "auto": this machine's share
+        n_threads = worker_thread_budget(n_parts)
     with adaptive_threads(n_threads), threadpool_limits(n_threads):
         return np.concatenate([
             _features(bilm, layer_mix, mix_params, pooling, chunk,

@@ -4,6 +4,7 @@ import subprocess
 import sys
 import time
 
+import numpy as np
 import pytest
 import torch
 
@@ -51,6 +52,7 @@ def test_threads_follow_the_cores_that_others_leave_free(monkeypatch, own, other
     load = CpuLoad(read_stat=machine.read, own_cpu_seconds=lambda: machine.own, cores={0, 1})
     monkeypatch.setattr(_threads, "_shared_load", load)
     monkeypatch.setattr(_threads, "_recent", None)
+    monkeypatch.setattr(_threads, "_last_sample", None)
     before = torch.get_num_threads()
     torch.set_num_threads(2)
     try:
@@ -61,6 +63,26 @@ def test_threads_follow_the_cores_that_others_leave_free(monkeypatch, own, other
             tick()
             assert torch.get_num_threads() == threads
         assert torch.get_num_threads() == 2  # restored
+    finally:
+        torch.set_num_threads(before)
+
+
+def test_short_successive_blocks_still_adapt(monkeypatch):
+    # transform opens one block per chunk of documents, each shorter than the interval:
+    # the load is measured across blocks, not from each block's start.
+    machine = FakeMachine()
+    load = CpuLoad(read_stat=machine.read, own_cpu_seconds=lambda: machine.own, cores={0, 1})
+    monkeypatch.setattr(_threads, "_shared_load", load)
+    monkeypatch.setattr(_threads, "_recent", None)
+    monkeypatch.setattr(_threads, "_last_sample", None)
+    monkeypatch.setattr(_threads, "INTERVAL", 0.0)
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        with adaptive_threads(None):
+            machine.advance(1.0, 1.0)  # no tick inside: the block is short
+        with adaptive_threads(None):
+            assert torch.get_num_threads() == 1
     finally:
         torch.set_num_threads(before)
 
@@ -95,11 +117,87 @@ def test_a_real_busy_process_is_seen_as_busy():
     assert load.others_busy_cores(before, after) >= 0.7
 
 
-def test_the_thread_count_does_not_change_the_weights():
+def test_training_keeps_its_thread_count_unless_auto(monkeypatch):
+    machine = FakeMachine()
+    load = CpuLoad(read_stat=machine.read, own_cpu_seconds=lambda: machine.own, cores={0, 1})
+    monkeypatch.setattr(_threads, "_shared_load", load)
+    monkeypatch.setattr(_threads, "_recent", None)
+    monkeypatch.setattr(_threads, "_last_sample", None)
+    monkeypatch.setattr(_threads, "INTERVAL", 0.0)
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        with adaptive_threads(None, training=True):  # reproducible weights: no adapting
+            machine.advance(1.0, 1.0)
+            tick()
+            assert torch.get_num_threads() == 2
+        with adaptive_threads("auto", training=True):  # asked for: adapts
+            machine.advance(1.0, 1.0)
+            tick()
+            assert torch.get_num_threads() == 1
+    finally:
+        torch.set_num_threads(before)
+
+
+class BusyMachine(FakeMachine):
+    """Every reading finds that a neighbour kept one core busy since the last one."""
+
+    def read(self):
+        self.advance(1.0, 1.0)
+        return super().read()
+
+
+def _thread_counts_during(monkeypatch, fit):
+    machine = BusyMachine()
+    load = CpuLoad(read_stat=machine.read, own_cpu_seconds=lambda: machine.own, cores={0, 1})
+    monkeypatch.setattr(_threads, "_shared_load", load)
+    monkeypatch.setattr(_threads, "_recent", None)
+    monkeypatch.setattr(_threads, "_last_sample", None)
+    monkeypatch.setattr(_threads, "INTERVAL", 0.0)
+    counts, real_set = [], torch.set_num_threads
+    monkeypatch.setattr(torch, "set_num_threads", lambda n: (counts.append(n), real_set(n))[1])
+    before = torch.get_num_threads()
+    real_set(2)
+    try:
+        result = fit()
+    finally:
+        real_set(before)
+    return result, counts
+
+
+def test_default_pretraining_on_a_busy_machine_gives_the_idle_weights(monkeypatch):
+    # The thread count changes how some training kernels sum (the default biLM's weights
+    # differ between 1 and 2 threads), so the default must not follow the load.
     from elmofeat.bilm.io import weights_digest
 
     texts = make_topic_corpus(200)[0]
-    params = dict(embedding_dim=32, hidden_dim=32, max_epochs=1, batch_size=16, random_state=0)
-    one = BiLM(**params, n_threads=1).fit(texts)
-    two = BiLM(**params, n_threads=2).fit(texts)
-    assert weights_digest(one) == weights_digest(two)
+    params = dict(embedding_dim=16, hidden_dim=16, max_epochs=1, batch_size=16,
+                  validation_fraction=0.2, random_state=0)
+    torch.set_num_threads(2)
+    idle = weights_digest(BiLM(**params).fit(texts))
+    busy, counts = _thread_counts_during(monkeypatch, lambda: weights_digest(BiLM(**params).fit(texts)))
+    assert busy == idle
+    assert 1 not in counts  # never gave way while training
+    # "auto" gives way (on this fake machine, at once).
+    _, counts = _thread_counts_during(monkeypatch, lambda: BiLM(**params, n_threads="auto").fit(texts))
+    assert 1 in counts
+
+
+def test_embedding_does_not_depend_on_the_thread_count():
+    texts = make_topic_corpus(200)[0]
+    bilm = BiLM(embedding_dim=64, hidden_dim=64, max_epochs=1, batch_size=16, random_state=0).fit(texts)
+    one = np.concatenate(bilm.set_params(n_threads=1).embed(texts[:50]))
+    two = np.concatenate(bilm.set_params(n_threads=2).embed(texts[:50]))
+    np.testing.assert_array_equal(one, two)
+
+
+@pytest.mark.parametrize("value, error, match", [
+    ("many", ValueError, "n_threads must be None, 'auto' or an int >= 1"),
+    (0, ValueError, "n_threads == 0, must be >= 1"),
+    (True, TypeError, "n_threads must be a number"),
+    (2.5, TypeError, "n_threads must be an instance of"),
+])
+def test_bad_thread_counts_are_refused_before_torch_sees_them(value, error, match):
+    with pytest.raises(error, match=match):
+        with adaptive_threads(value):
+            pass

@@ -26,7 +26,7 @@ from .model import BiLMModule
 from .pretrained import corpus_vectors, pretrained_matrix, resolve_pretrained
 from .softmax import SOFTMAX_KINDS, build_softmax
 from .token_layers import CharCNN, WordEmbedding
-from .._threads import adaptive_threads, tick
+from .._threads import adaptive_threads, check_n_threads, tick
 from .train import LanguageModel, Pretrainer, TrainConfig, autocast, evaluate_perplexity
 
 logger = logging.getLogger("elmofeat")
@@ -172,13 +172,16 @@ class BiLM(TextEstimatorMixin, BaseEstimator):
         has native bfloat16 arithmetic (CPUs with AVX512-BF16 or AMX, GPUs that support
         it), in float32 elsewhere, and runs inference in float32; ``"bf16"`` uses
         bfloat16 for both, ``"fp32"`` for neither.
-    n_threads : int, default=None
+    n_threads : int, "auto" or None, default=None
         torch threads while fitting and embedding; the previous setting is restored
-        afterwards. None: as many as other processes leave cores free (measured from
-        the machine's CPU load and re-decided about once a second), at most torch's
-        current setting: a core that another process keeps busy would stall every
-        thread at each kernel's barrier (on 2 cores with one busy neighbour, 2 threads
-        pretrain many times slower than 1). The fitted weights do not depend on it.
+        afterwards. None: pretraining uses torch's setting, so that the same texts and
+        seed give the same weights; embedding uses as many threads as other processes
+        leave cores free (re-decided about once a second; its output does not depend on
+        the thread count). ``"auto"``: pretraining adapts too. That is much faster on a
+        busy machine (a thread that shares its core with another process stalls the
+        others at every kernel's barrier), but the weights then depend on the machine's
+        load, because the thread count changes how some kernels sum. An int fixes the
+        count.
     device : str, default="cpu"
         ``"auto"`` (CUDA when available, else the CPU) or any torch device string:
         ``"cpu"``, ``"cuda"``, ``"cuda:1"``, ``"mps"``.
@@ -322,9 +325,10 @@ class BiLM(TextEstimatorMixin, BaseEstimator):
                           ("max_word_length", 3), ("min_count", 1), ("max_len", 1),
                           ("max_epochs", 1), ("batch_size", 1)]:
             check_scalar(getattr(self, name), name, Integral, min_val=low)
-        for name in ("max_features", "n_threads", "checkpoint_every", "patience"):
+        for name in ("max_features", "checkpoint_every", "patience"):
             if getattr(self, name) is not None:
                 check_scalar(getattr(self, name), name, Integral, min_val=1)
+        check_n_threads(self.n_threads)
         if self.max_time is not None:
             check_scalar(self.max_time, "max_time", Real, min_val=0, include_boundaries="neither")
         if self.hidden_dim < self.embedding_dim:
@@ -464,7 +468,7 @@ class BiLM(TextEstimatorMixin, BaseEstimator):
             checkpoint_every=self.checkpoint_every, verbose=bool(self.verbose), device=str(device),
             max_time=None if self.max_time is None else float(self.max_time),
         )
-        with adaptive_threads(self.n_threads), torch.random.fork_rng(devices=[]):
+        with adaptive_threads(self.n_threads, training=True), torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
             lm = self._build_language_model(len(vocabulary), pretrained).to(device)
             self.token_input_dim_ = (

@@ -20,6 +20,11 @@ def positive_int(text: str) -> int:
     return value
 
 
+def threads(text: str):
+    """An argparse ``type`` for ``--threads``: ``auto`` or an integer >= 1."""
+    return "auto" if text == "auto" else positive_int(text)
+
+
 def _not_text(path, exc: UnicodeDecodeError) -> ValueError:
     return ValueError(f"{path} is not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at position "
                       f"{exc.start}): give a text file with one document a line, or a CSV, TSV or "

@@ -7,7 +7,7 @@ import sys
 import time
 from pathlib import Path
 
-from ._inputs import positive_int, read_texts
+from ._inputs import positive_int, read_texts, threads
 
 
 def add_arguments(parser) -> None:
@@ -33,8 +33,10 @@ def add_arguments(parser) -> None:
                         "command again resumes from the last one")
     parser.add_argument("--checkpoint-every", type=positive_int, metavar="STEPS",
                         help="also checkpoint every this many steps (default: each epoch)")
-    parser.add_argument("--threads", type=positive_int,
-                        help="torch threads (default: as many as other processes leave cores free)")
+    parser.add_argument("--threads", type=threads, metavar="N|auto",
+                        help="torch threads (default: torch's setting, reproducible); 'auto' "
+                        "follows the cores other processes leave free: much faster on a busy "
+                        "machine, but the weights then depend on its load")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
     parser.add_argument("--data-home", help="dataset folder for dataset names "
                         "(default: $ELMOFEAT_DATA or ~/elmofeat_data)")
