@@ -44,8 +44,8 @@ SECTIONS = [
      "machine, and the share of the peak is the measure that matters."),
     ("bilm_scaling", "biLM pretraining cost against corpus size", "One epoch per size."),
     ("busy_machine", "A busy machine",
-     "Pretraining and transform beside 0 or 1 competing processes, with 1, 2 and the "
-     "default (adaptive) torch threads."),
+     "Pretraining and transform beside 0 or 1 competing processes, with 1 and 2 torch "
+     "threads, the default and `n_threads=\"auto\"`."),
     ("bilm_quality", "biLM held-out perplexity", "Word, word + GloVe and char-CNN token layers."),
     ("fuzz", "Fuzz suite, long run", "The properties of `tests/test_fuzz.py` (random text, "
      "parameter values, labels and files at every estimator, loader and the CLI: a clear "
