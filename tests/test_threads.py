@@ -41,6 +41,17 @@ class FakeMachine:
         self.own += own_cores * seconds
 
 
+def _install(monkeypatch, machine, interval=None):
+    """Make ``machine`` the one elmofeat._threads measures, with no earlier reading."""
+    load = CpuLoad(read_stat=machine.read, own_cpu_seconds=lambda: machine.own, cores={0, 1})
+    monkeypatch.setattr(_threads, "_shared_load", load)
+    monkeypatch.setattr(_threads, "_recent", None)
+    monkeypatch.setattr(_threads, "_last_sample", None)
+    if interval is not None:
+        monkeypatch.setattr(_threads, "INTERVAL", interval)
+    return machine
+
+
 @pytest.mark.parametrize("own, other, threads", [
     (2.0, 0.0, 2),   # an idle neighbourhood: all cores
     (1.0, 1.0, 1),   # a neighbour keeps a core busy: give it way
@@ -48,11 +59,7 @@ class FakeMachine:
     (1.8, 0.2, 2),   # a little background noise does not cost a thread
 ])
 def test_threads_follow_the_cores_that_others_leave_free(monkeypatch, own, other, threads):
-    machine = FakeMachine()
-    load = CpuLoad(read_stat=machine.read, own_cpu_seconds=lambda: machine.own, cores={0, 1})
-    monkeypatch.setattr(_threads, "_shared_load", load)
-    monkeypatch.setattr(_threads, "_recent", None)
-    monkeypatch.setattr(_threads, "_last_sample", None)
+    machine = _install(monkeypatch, FakeMachine())
     before = torch.get_num_threads()
     torch.set_num_threads(2)
     try:
@@ -70,12 +77,7 @@ def test_threads_follow_the_cores_that_others_leave_free(monkeypatch, own, other
 def test_short_successive_blocks_still_adapt(monkeypatch):
     # transform opens one block per chunk of documents, each shorter than the interval:
     # the load is measured across blocks, not from each block's start.
-    machine = FakeMachine()
-    load = CpuLoad(read_stat=machine.read, own_cpu_seconds=lambda: machine.own, cores={0, 1})
-    monkeypatch.setattr(_threads, "_shared_load", load)
-    monkeypatch.setattr(_threads, "_recent", None)
-    monkeypatch.setattr(_threads, "_last_sample", None)
-    monkeypatch.setattr(_threads, "INTERVAL", 0.0)
+    machine = _install(monkeypatch, FakeMachine(), interval=0.0)
     before = torch.get_num_threads()
     torch.set_num_threads(2)
     try:
@@ -118,12 +120,7 @@ def test_a_real_busy_process_is_seen_as_busy():
 
 
 def test_training_keeps_its_thread_count_unless_auto(monkeypatch):
-    machine = FakeMachine()
-    load = CpuLoad(read_stat=machine.read, own_cpu_seconds=lambda: machine.own, cores={0, 1})
-    monkeypatch.setattr(_threads, "_shared_load", load)
-    monkeypatch.setattr(_threads, "_recent", None)
-    monkeypatch.setattr(_threads, "_last_sample", None)
-    monkeypatch.setattr(_threads, "INTERVAL", 0.0)
+    machine = _install(monkeypatch, FakeMachine(), interval=0.0)
     before = torch.get_num_threads()
     torch.set_num_threads(2)
     try:
@@ -148,12 +145,7 @@ class BusyMachine(FakeMachine):
 
 
 def _thread_counts_during(monkeypatch, fit):
-    machine = BusyMachine()
-    load = CpuLoad(read_stat=machine.read, own_cpu_seconds=lambda: machine.own, cores={0, 1})
-    monkeypatch.setattr(_threads, "_shared_load", load)
-    monkeypatch.setattr(_threads, "_recent", None)
-    monkeypatch.setattr(_threads, "_last_sample", None)
-    monkeypatch.setattr(_threads, "INTERVAL", 0.0)
+    machine = _install(monkeypatch, BusyMachine(), interval=0.0)
     counts, real_set = [], torch.set_num_threads
     monkeypatch.setattr(torch, "set_num_threads", lambda n: (counts.append(n), real_set(n))[1])
     before = torch.get_num_threads()
