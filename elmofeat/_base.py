@@ -14,7 +14,8 @@ import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
-from ._pooling import pooled_feature_names
+from ._param_validation import Dtypes, StrOptions
+from ._pooling import POOLING_METHODS, pooled_feature_names
 from ._text import TextTokenizer, validate_documents
 from ._versions import STAMP_KEY, check_version_stamps, version_stamps
 
@@ -27,6 +28,12 @@ class TextEstimatorMixin:
 
     # Distributions whose versions are stamped into pickles; subclasses extend it.
     _stamped_packages: tuple[str, ...] = ("elmofeat", "scikit-learn", "numpy", "scipy")
+    # The text parameters' constraints; subclasses' _parameter_constraints include them.
+    _text_parameter_constraints: dict = {
+        "lowercase": ["boolean"],
+        "token_pattern": [str, None],
+        "tokenizer": [callable, None],
+    }
 
     def _tokenize(self, X, *, name: str = "X") -> list[list[str]]:
         documents = validate_documents(X, name=name)
@@ -53,18 +60,13 @@ class BaseTextVectorizer(TextEstimatorMixin, TransformerMixin, BaseEstimator):
     """
 
     _feature_prefix = "feature"
-    _DTYPES = ("float32", "float64")
-
-    def _check_output_params(self):
-        """``norm`` and ``dtype``, the output options every vectorizer has."""
-        if self.norm not in (None, "l2"):
-            raise ValueError(f"norm must be None or 'l2', got {self.norm!r}")
-        try:
-            name = np.dtype(self.dtype).name
-        except TypeError:
-            name = None
-        if name not in self._DTYPES:
-            raise ValueError(f"dtype must be np.float32 or np.float64, got {self.dtype!r}")
+    # The output options every vectorizer has; subclasses' _parameter_constraints
+    # include them.
+    _output_parameter_constraints: dict = {
+        "pooling": [StrOptions(set(POOLING_METHODS))],
+        "norm": [StrOptions({"l2"}), None],
+        "dtype": [Dtypes(("float32", "float64"))],
+    }
 
     def _finish(self, features: np.ndarray) -> np.ndarray:
         """Apply ``norm`` and ``dtype`` to pooled features (float32 internally)."""

@@ -34,8 +34,6 @@ import numpy as np
 
 from .exceptions import CacheWarning
 
-# Parameters that do not change the pretrained model.
-_IGNORED = ("verbose", "n_threads", "checkpoint_dir", "checkpoint_every", "device")
 _MEMORY_BILMS = 4
 _FOLDER_BILMS = 8
 
@@ -96,7 +94,9 @@ def bilm_key(bilm, documents) -> str | None:
     pretrained = params.get("pretrained_vectors")
     if pretrained is not None and not isinstance(pretrained, (str, os.PathLike)):
         return None
-    described = {k: repr(v) for k, v in sorted(params.items()) if k not in _IGNORED}
+    # Run settings and placement do not change the pretrained model.
+    ignored = set(type(bilm)._run_settings) | set(type(bilm)._placement_params)
+    described = {k: repr(v) for k, v in sorted(params.items()) if k not in ignored}
     text = json.dumps(described, sort_keys=True) + documents_digest(documents)
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 

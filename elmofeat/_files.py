@@ -47,6 +47,17 @@ def atomic_path(path):
         temporary.unlink(missing_ok=True)
 
 
+def save_torch_atomically(obj, path) -> None:
+    """``torch.save`` to a temporary file beside ``path``, then rename it into place.
+
+    A failure at any point leaves an existing ``path`` untouched and no temporary file.
+    """
+    import torch  # only the biLM's files need it
+
+    with atomic_path(path) as temporary:
+        torch.save(obj, temporary)
+
+
 _FULL = (errno.ENOSPC, errno.EFBIG, getattr(errno, "EDQUOT", errno.ENOSPC))
 
 

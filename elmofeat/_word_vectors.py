@@ -14,6 +14,7 @@ from gensim.models import KeyedVectors
 from sklearn.utils.validation import check_is_fitted
 
 from ._base import BaseTextVectorizer
+from ._param_validation import fit_context
 from ._pooling import check_pooling, pool_lookup
 from ._text import Vocabulary
 
@@ -38,6 +39,7 @@ class WordVectorVectorizer(BaseTextVectorizer):
     def _fit_keyed_vectors(self, token_lists):  # pragma: no cover - abstract
         raise NotImplementedError
 
+    @fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Learn word vectors from the documents ``X``.
 
@@ -53,8 +55,6 @@ class WordVectorVectorizer(BaseTextVectorizer):
         self : object
             Fitted vectorizer.
         """
-        check_pooling(self.pooling)
-        self._check_output_params()
         token_lists = self._tokenize(X)
         if not token_lists:
             raise ValueError("X is empty: fit needs at least one document")

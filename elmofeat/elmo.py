@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from numbers import Integral, Real
 from pathlib import Path
 
 import numpy as np
@@ -19,12 +18,12 @@ from . import _bilm_cache
 from ._base import BaseTextVectorizer
 from ._labels import check_targets
 from ._parallel import worker_thread_budget
-from ._threads import adaptive_threads, check_n_threads
-from ._pooling import check_pooling
+from ._param_validation import (Integral, Interval, Real, StrOptions, TorchDevices,
+                                fit_context, positive_int)
 from ._text import validate_documents
-from ._validation import check_scalar
+from ._threads import adaptive_threads
+from ._torch import resolve_device
 from .bilm import BiLM
-from .bilm.estimator import check_device, resolve_device
 from .bilm.io import weights_digest
 from .mix import (
     MIXES,
@@ -214,6 +213,7 @@ class ElmoVectorizer(BaseTextVectorizer):
     def __init__(
         self,
         bilm=None,
+        *,
         layer_mix="frozen",
         mix_weights=None,
         scale_layers=True,
@@ -271,44 +271,35 @@ class ElmoVectorizer(BaseTextVectorizer):
         return self.mlp_dim if self.layer_mix == "mlp" else self.bilm_.output_dim_
 
     # ------------------------------------------------------------------ validation
-    def _check_params(self, y):
-        if self.layer_mix not in MIXES:
-            raise ValueError(f"layer_mix must be one of {MIXES}, got {self.layer_mix!r}")
-        check_pooling(self.pooling)
-        self._check_output_params()
-        if self.bilm is not None and not isinstance(self.bilm, BiLM):
-            raise TypeError(f"bilm must be a BiLM or None, got {type(self.bilm).__name__}")
-        check_scalar(self.mlp_dim, "mlp_dim", Integral, min_val=1)
-        check_scalar(self.mix_epochs, "mix_epochs", Integral, min_val=1)
-        check_scalar(self.mix_batch_size, "mix_batch_size", Integral, min_val=1)
-        if self.batch_size is not None:
-            check_scalar(self.batch_size, "batch_size", Integral, min_val=1)
-        if self.mix_learning_rate is not None:
-            check_scalar(self.mix_learning_rate, "mix_learning_rate", Real, min_val=0,
-                         include_boundaries="neither")
-        if self.n_jobs is not None and (not isinstance(self.n_jobs, Integral) or self.n_jobs == 0):
-            raise ValueError(f"n_jobs must be None or a non-zero integer, got {self.n_jobs!r}")
-        check_n_threads(self.n_threads)
-        check_device(self.device)
+    _parameter_constraints: dict = {
+        **BaseTextVectorizer._output_parameter_constraints,
+        "bilm": [BiLM, None],
+        "layer_mix": [StrOptions(set(MIXES))],
+        "mix_weights": [StrOptions({"random"}), "array-like", None],  # values: frozen_weights
+        "scale_layers": ["boolean"],
+        "cv": ["cv_object"],
+        "mlp_dim": [positive_int()],
+        "mix_epochs": [positive_int()],
+        "mix_learning_rate": [Interval(Real, 0, None, closed="neither"), None],
+        "mix_batch_size": [positive_int()],
+        "batch_size": [positive_int(), None],
+        "device": [TorchDevices()],
+        "cache_dir": [str, os.PathLike, None],
+        "n_jobs": [Interval(Integral, None, -1, closed="right"), positive_int(), None],
+        "n_threads": [positive_int(), StrOptions({"auto"}), None],
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+    }
+
+    def _check_params_together(self, y):
+        """The checks that span parameters (or need ``y``)."""
         if self.layer_mix != "frozen" and y is None:
             raise ValueError(
                 f"layer_mix={self.layer_mix!r} learns the mix from labels: pass y to fit "
                 "(fit(X, y)), or use layer_mix='frozen', which needs no labels"
             )
-        if self.cache_dir is not None and not isinstance(self.cache_dir, (str, os.PathLike)):
-            raise TypeError(f"cache_dir must be 'auto', None or a path, got "
-                            f"{type(self.cache_dir).__name__} {self.cache_dir!r}")
-        if isinstance(self.cv, (bool, str, bytes)) or not (
-                isinstance(self.cv, Integral) or hasattr(self.cv, "split")
-                or hasattr(self.cv, "__iter__")):
-            raise TypeError(f"cv must be an int >= 2, a cross-validation splitter or an iterable "
-                            f"of (train, test) splits, got {self.cv!r}")
-        if isinstance(self.cv, Integral) and self.cv < 2:
-            raise ValueError(f"cv must be >= 2 folds, got {self.cv}")
         if self.layer_mix != "frozen" and self.mix_weights is not None:
             raise ValueError("mix_weights is only used with layer_mix='frozen'")
-        if not isinstance(self.scale_layers, (bool, np.bool_)):
-            raise TypeError(f"scale_layers must be True or False, got {self.scale_layers!r}")
 
     def _cache_folder(self):
         if self.cache_dir is None:
@@ -376,7 +367,7 @@ class ElmoVectorizer(BaseTextVectorizer):
 
     def _fit(self, X, y):
         documents = validate_documents(X)
-        self._check_params(y)
+        self._check_params_together(y)
         if not documents:
             raise ValueError("X is empty: fit needs at least one document")
         # Labels are checked before the (long) pretraining, not after it.
@@ -408,6 +399,7 @@ class ElmoVectorizer(BaseTextVectorizer):
         self.gamma_ = None if self.layer_mix == "mlp" else float(self.mix_params_["gamma"])
         return documents, targets, layers, offsets, seed, pooled
 
+    @fit_context(prefer_skip_nested_validation=False)  # the BiLM's parameters too
     def fit(self, X, y=None):
         """Pretrain (or reuse) the biLM and learn the layer mix.
 
@@ -428,6 +420,7 @@ class ElmoVectorizer(BaseTextVectorizer):
             self._fit(X, y)
         return self
 
+    @fit_context(prefer_skip_nested_validation=False)
     def fit_transform(self, X, y=None):
         """Fit, and return cross-fitted features for ``X`` with a supervised mix.
 

@@ -31,7 +31,7 @@ from torch.nn import functional as F
 from ._pooling import pool_vectors
 from ._threads import tick
 from .bilm.batching import bucket_batches
-from .bilm.train import adamw
+from ._torch import adamw
 
 MIXES = ("trainable", "frozen", "mlp")
 

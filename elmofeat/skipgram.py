@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import math
-from numbers import Integral, Real
 
 import numpy as np
 from gensim.models.callbacks import CallbackAny2Vec
@@ -12,7 +11,7 @@ from sklearn.utils import check_random_state
 from tqdm.auto import tqdm
 
 from ._text import DEFAULT_TOKEN_PATTERN
-from ._validation import check_scalar
+from ._param_validation import Interval, Real, StrOptions, positive_int
 from ._word_vectors import WordVectorVectorizer
 
 # gensim silently truncates sentences longer than this many tokens; longer
@@ -129,6 +128,22 @@ class SkipGramVectorizer(WordVectorVectorizer):
 
     _feature_prefix = "skipgram"
     _stamped_packages = WordVectorVectorizer._stamped_packages + ("gensim",)
+    _parameter_constraints: dict = {
+        **WordVectorVectorizer._text_parameter_constraints,
+        **WordVectorVectorizer._output_parameter_constraints,
+        "vector_size": [positive_int()],
+        "window": [positive_int()],
+        "negative": [positive_int()],
+        "min_count": [positive_int()],
+        "max_features": [positive_int(), None],
+        "epochs": [StrOptions({"auto"}), positive_int()],
+        "sample": [Interval(Real, 0, None, closed="left")],
+        "alpha": [Interval(Real, 0, None, closed="neither")],
+        "min_alpha": [Interval(Real, 0, None, closed="left")],
+        "workers": [positive_int()],
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+    }
 
     def __init__(
         self,
@@ -171,22 +186,6 @@ class SkipGramVectorizer(WordVectorVectorizer):
         self.random_state = random_state
         self.verbose = verbose
 
-    def _check_params(self):
-        check_scalar(self.vector_size, "vector_size", Integral, min_val=1)
-        check_scalar(self.window, "window", Integral, min_val=1)
-        check_scalar(self.negative, "negative", Integral, min_val=1)
-        check_scalar(self.min_count, "min_count", Integral, min_val=1)
-        if self.max_features is not None:
-            check_scalar(self.max_features, "max_features", Integral, min_val=1)
-        if not (isinstance(self.epochs, str) and self.epochs == "auto"):
-            if isinstance(self.epochs, str):
-                raise ValueError(f"epochs must be 'auto' or an integer >= 1, got {self.epochs!r}")
-            check_scalar(self.epochs, "epochs", Integral, min_val=1)
-        check_scalar(self.sample, "sample", Real, min_val=0)
-        check_scalar(self.alpha, "alpha", Real, min_val=0, include_boundaries="neither")
-        check_scalar(self.min_alpha, "min_alpha", Real, min_val=0)
-        check_scalar(self.workers, "workers", Integral, min_val=1)
-
     def _gensim_params(self, seed: int, epochs: int) -> dict:
         """Keyword arguments of the :class:`gensim.models.Word2Vec` that ``fit`` trains."""
         return dict(
@@ -208,7 +207,6 @@ class SkipGramVectorizer(WordVectorVectorizer):
     def _fit_keyed_vectors(self, token_lists):
         from gensim.models import Word2Vec
 
-        self._check_params()
         seed = int(check_random_state(self.random_state).randint(2**31 - 1))
         sentences = [
             tokens[i : i + _GENSIM_MAX_SENTENCE]

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from numbers import Integral, Real
-
 import numpy as np
 import scipy.sparse as sp
 from sklearn.utils import check_random_state
 from sklearn.utils.extmath import randomized_svd
 
 from ._text import DEFAULT_TOKEN_PATTERN, RaggedIds, Vocabulary
-from ._validation import check_scalar
+from ._param_validation import Interval, Real, StrOptions, positive_int
 from ._word_vectors import WordVectorVectorizer, keyed_vectors_from_arrays
 
 WEIGHTINGS = ("ppmi", "count")
@@ -228,6 +226,22 @@ class SVDVectorizer(WordVectorVectorizer):
     """
 
     _feature_prefix = "svd"
+    _parameter_constraints: dict = {
+        **WordVectorVectorizer._text_parameter_constraints,
+        **WordVectorVectorizer._output_parameter_constraints,
+        "n_components": [positive_int()],
+        "window": [positive_int()],
+        "weighting": [StrOptions(set(WEIGHTINGS))],
+        # Beyond [0, 1] the weights S ** p overflow float32 (p = 32) or blow up the
+        # directions of the smallest singular values (p < 0).
+        "eig_weighting": [Interval(Real, 0, 1, closed="both")],
+        "context_smoothing": [Interval(Real, 0, 1, closed="both")],
+        "distance_weighting": [StrOptions(set(DISTANCE_WEIGHTINGS))],
+        "n_iter": [positive_int(0)],
+        "min_count": [positive_int()],
+        "max_features": [positive_int(), None],
+        "random_state": ["random_state"],
+    }
 
     def __init__(
         self,
@@ -266,24 +280,7 @@ class SVDVectorizer(WordVectorVectorizer):
         self.tokenizer = tokenizer
         self.random_state = random_state
 
-    def _check_params(self):
-        check_scalar(self.n_components, "n_components", Integral, min_val=1)
-        check_scalar(self.window, "window", Integral, min_val=1)
-        check_scalar(self.n_iter, "n_iter", Integral, min_val=0)
-        # Beyond [0, 1] the weights S ** p overflow float32 (p = 32) or blow up the
-        # directions of the smallest singular values (p < 0).
-        check_scalar(self.eig_weighting, "eig_weighting", Real, min_val=0, max_val=1)
-        check_scalar(self.context_smoothing, "context_smoothing", Real, min_val=0, max_val=1)
-        if self.weighting not in WEIGHTINGS:
-            raise ValueError(f"weighting must be one of {WEIGHTINGS}, got {self.weighting!r}")
-        if self.distance_weighting not in DISTANCE_WEIGHTINGS:
-            raise ValueError(
-                f"distance_weighting must be one of {DISTANCE_WEIGHTINGS}, "
-                f"got {self.distance_weighting!r}"
-            )
-
     def _fit_keyed_vectors(self, token_lists):
-        self._check_params()
         random_state = check_random_state(self.random_state)
         vocab = Vocabulary.build(
             token_lists, min_count=self.min_count, max_features=self.max_features

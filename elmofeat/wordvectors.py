@@ -54,6 +54,11 @@ class WordVectorsVectorizer(WordVectorVectorizer):
     """
 
     _feature_prefix = "wordvectors"
+    _parameter_constraints: dict = {
+        **WordVectorVectorizer._text_parameter_constraints,
+        **WordVectorVectorizer._output_parameter_constraints,
+        "vectors": ["no_validation"],  # a path or KeyedVectors, checked when loaded
+    }
 
     def __init__(self, vectors=None, *, pooling="mean", norm=None, dtype=np.float32,
                  lowercase=True, token_pattern=r"(?u)\b\w\w+\b", tokenizer=None):

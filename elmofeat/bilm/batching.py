@@ -112,28 +112,19 @@ class Batch:
     windows: np.ndarray  # indices of the windows in this batch
 
 
-def bucket_batches(lengths: np.ndarray, batch_size: int, rng: np.random.Generator | None = None,
-                   max_tokens: int | None = None) -> list[np.ndarray]:
+def bucket_batches(lengths: np.ndarray, batch_size: int,
+                   rng: np.random.Generator | None = None) -> list[np.ndarray]:
     """Group window indices into batches of similar length.
 
     Windows are sorted by length (ties broken at random when ``rng`` is given, so
-    training sees different batches each epoch) and cut into groups of ``batch_size``
-    sequences, or fewer when ``max_tokens`` padded positions would be exceeded. With
-    ``rng``, the batch order is shuffled too.
+    training sees different batches each epoch) and cut into groups of ``batch_size``.
+    With ``rng``, the batch order is shuffled too.
     """
     if rng is None:
         order = np.argsort(lengths, kind="stable")
     else:
         order = np.lexsort((rng.random(len(lengths)), lengths))
-    batches, start = [], 0
-    while start < len(order):
-        stop = min(start + batch_size, len(order))
-        if max_tokens is not None:
-            # Longest sequence is the last (sorted): shrink until it fits the budget.
-            while stop - start > 1 and lengths[order[stop - 1]] * (stop - start) > max_tokens:
-                stop -= 1
-        batches.append(order[start:stop])
-        start = stop
+    batches = [order[start:start + batch_size] for start in range(0, len(order), batch_size)]
     if rng is not None:
         batches = [batches[i] for i in rng.permutation(len(batches))]
     return batches

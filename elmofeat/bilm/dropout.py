@@ -41,6 +41,9 @@ class ByteDropout(nn.Module):
     def p(self) -> float:
         return self.threshold / 256
 
+    def extra_repr(self) -> str:
+        return f"p={self.p:g}"
+
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if not self.training or self.threshold == 0:
             return x

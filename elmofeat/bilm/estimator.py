@@ -8,7 +8,7 @@ import hashlib
 import json
 import logging
 import math
-from numbers import Integral, Real
+import os
 from typing import Iterator
 
 import numpy as np
@@ -20,14 +20,19 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._base import TextEstimatorMixin
 from .._text import Vocabulary, validate_documents
-from .._validation import check_scalar
+from .._param_validation import (Interval, Real, StrOptions, TorchDevices, fit_context,
+                                 positive_int)
+from .._threads import adaptive_threads, tick
+from .._torch import autocast, bf16_supported, resolve_device
 from .batching import SPECIALS, UNK, Windows, bucket_batches, char_table, iter_batches, make_windows
-from .model import BiLMModule
+from .callbacks import standard_callbacks
+from .collectives import world
+from .io import read_bilm_file, save_bilm
+from .model import BiLMModule, LanguageModel
 from .pretrained import corpus_vectors, pretrained_matrix, resolve_pretrained
 from .softmax import SOFTMAX_KINDS, build_softmax
 from .token_layers import CharCNN, WordEmbedding
-from .._threads import adaptive_threads, check_n_threads, tick
-from .train import LanguageModel, Pretrainer, TrainConfig, autocast, evaluate_perplexity
+from .train import Pretrainer, TrainConfig, evaluate_perplexity
 
 logger = logging.getLogger("elmofeat")
 
@@ -36,51 +41,6 @@ TOKEN_INITS = ("svd", "random")
 PRECISIONS = ("auto", "bf16", "fp32")
 # Words and single punctuation marks: an LM needs the punctuation.
 BILM_TOKEN_PATTERN = r"(?u)\b\w+\b|[^\w\s]"
-
-
-def check_device(device) -> None:
-    """Raise unless ``device`` is ``"auto"`` or a device string torch understands
-    (``"cpu"``, ``"cuda"``, ``"cuda:1"``, ``"mps"``...); availability is checked on use."""
-    if isinstance(device, str) and device == "auto":
-        return
-    if not isinstance(device, (str, torch.device)):
-        raise TypeError(f"device must be 'auto' or a torch device string, got {device!r}")
-    try:
-        torch.device(device)
-    except (RuntimeError, ValueError):
-        raise ValueError("device must be 'auto' or a torch device such as 'cpu', 'cuda', "
-                         f"'cuda:1' or 'mps', got {device!r}") from None
-
-
-def resolve_device(device) -> torch.device:
-    """``"auto"`` -> CUDA when available, else CPU; otherwise the named device, which
-    must be available."""
-    check_device(device)
-    if isinstance(device, str) and device == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    resolved = torch.device(device)
-    if resolved.type == "cpu":
-        return resolved
-    backend = torch.backends.mps if resolved.type == "mps" else getattr(torch, resolved.type, None)
-    if backend is None or not backend.is_available():
-        raise ValueError(f"device={str(device)!r} but torch sees no {resolved.type} device")
-    if (resolved.type == "cuda" and resolved.index is not None
-            and resolved.index >= torch.cuda.device_count()):
-        raise ValueError(f"device={str(device)!r} but torch sees {torch.cuda.device_count()} "
-                         "CUDA device(s)")
-    return resolved
-
-
-def _bf16_supported(device: torch.device) -> bool:
-    """Whether ``device`` does bfloat16 arithmetic natively (what ``precision="auto"`` needs)."""
-    if device.type == "cuda":
-        return torch.cuda.is_bf16_supported()
-    # CPUs without AVX512-BF16 or AMX emulate bf16, which can be slower than fp32.
-    # (benchmarks/bilm_precision.py measures bf16 against fp32 on a CPU that has it.)
-    try:
-        return bool(torch.cpu._is_avx512_bf16_supported() or torch.cpu._is_amx_tile_supported())
-    except AttributeError:  # private helpers missing from this torch build: play safe
-        return False
 
 
 class BiLM(TextEstimatorMixin, BaseEstimator):
@@ -234,9 +194,21 @@ class BiLM(TextEstimatorMixin, BaseEstimator):
     """
 
     _stamped_packages = TextEstimatorMixin._stamped_packages + ("torch",)
+    # The roles of the parameters, declared once: the model cache, the checkpoint
+    # fingerprint and the file format derive what they ignore from these.
+    #: How a fit runs, not what it computes.
+    _run_settings = ("verbose", "n_threads", "checkpoint_dir", "checkpoint_every")
+    #: Where the model lives: not part of what a cached model is.
+    _placement_params = ("device",)
+    #: Where pretraining ends, not the steps it takes (a checkpoint resumes with others).
+    _stopping_params = ("max_epochs", "patience", "max_time")
+    #: Not written to a BiLM file: training inputs that are not part of the trained
+    #: model, and this machine's checkpoint folder.
+    _unsaved_params = ("pretrained_vectors", "tokenizer", "checkpoint_dir")
 
     def __init__(
         self,
+        *,
         token_layer="word",
         embedding_dim=256,
         hidden_dim=256,
@@ -310,39 +282,50 @@ class BiLM(TextEstimatorMixin, BaseEstimator):
         self.verbose = verbose
 
     # ------------------------------------------------------------------ validation
-    def _check_params(self) -> None:
-        if self.token_layer not in TOKEN_LAYERS:
-            raise ValueError(f"token_layer must be one of {TOKEN_LAYERS}, got {self.token_layer!r}")
-        if self.softmax not in SOFTMAX_KINDS:
-            raise ValueError(f"softmax must be one of {SOFTMAX_KINDS}, got {self.softmax!r}")
-        if self.token_init not in TOKEN_INITS:
-            raise ValueError(f"token_init must be one of {TOKEN_INITS}, got {self.token_init!r}")
-        if self.precision not in PRECISIONS:
-            raise ValueError(f"precision must be one of {PRECISIONS}, got {self.precision!r}")
-        check_device(self.device)
-        for name, low in [("embedding_dim", 1), ("hidden_dim", 1), ("n_layers", 1),
-                          ("n_samples", 1), ("char_dim", 1), ("n_highway", 0),
-                          ("max_word_length", 3), ("min_count", 1), ("max_len", 1),
-                          ("max_epochs", 1), ("batch_size", 1)]:
-            check_scalar(getattr(self, name), name, Integral, min_val=low)
-        for name in ("max_features", "checkpoint_every", "patience"):
-            if getattr(self, name) is not None:
-                check_scalar(getattr(self, name), name, Integral, min_val=1)
-        check_n_threads(self.n_threads)
-        if self.max_time is not None:
-            check_scalar(self.max_time, "max_time", Real, min_val=0, include_boundaries="neither")
+    _parameter_constraints: dict = {
+        **TextEstimatorMixin._text_parameter_constraints,
+        "token_layer": [StrOptions(set(TOKEN_LAYERS))],
+        "embedding_dim": [positive_int()],
+        "hidden_dim": [positive_int()],
+        "n_layers": [positive_int()],
+        # Above 0.99 almost nothing passes (and byte-sized dropout rounds 0.999 to 1).
+        "dropout": [Interval(Real, 0, 0.99, closed="both")],
+        "softmax": [StrOptions(set(SOFTMAX_KINDS))],
+        "n_samples": [positive_int()],
+        "tie_weights": ["boolean"],
+        "pretrained_vectors": ["no_validation"],  # checked when read (resolve_pretrained)
+        "token_init": [StrOptions(set(TOKEN_INITS))],
+        "char_dim": [positive_int()],
+        "char_filters": ["no_validation"],  # _check_params_together: needs max_word_length
+        "n_highway": [positive_int(0)],
+        "max_word_length": [positive_int(3)],
+        "min_count": [positive_int()],
+        "max_features": [positive_int(), None],
+        "max_len": [positive_int()],
+        "max_epochs": [positive_int()],
+        "batch_size": [positive_int()],
+        "learning_rate": [Interval(Real, 0, None, closed="neither")],
+        "weight_decay": [Interval(Real, 0, None, closed="left")],
+        "clip_norm": [Interval(Real, 0, None, closed="neither")],
+        "validation_fraction": [Interval(Real, 0, 1, closed="left")],
+        "patience": [positive_int(), None],
+        "precision": [StrOptions(set(PRECISIONS))],
+        "n_threads": [positive_int(), StrOptions({"auto"}), None],
+        "device": [TorchDevices()],
+        "checkpoint_dir": [str, os.PathLike, None],
+        "checkpoint_every": [positive_int(), None],
+        "max_time": [Interval(Real, 0, None, closed="neither"), None],
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+    }
+
+    def _check_params_together(self) -> None:
+        """The checks that span parameters (each parameter alone: ``_parameter_constraints``)."""
         if self.hidden_dim < self.embedding_dim:
             raise ValueError(
                 f"hidden_dim={self.hidden_dim} is below embedding_dim={self.embedding_dim}: each "
                 "LSTM projects its hidden state down to embedding_dim, so hidden_dim must be at "
                 "least embedding_dim")
-        # Above 0.99 almost nothing passes (and byte-sized dropout rounds 0.999 to 1).
-        check_scalar(self.dropout, "dropout", Real, min_val=0, max_val=0.99)
-        check_scalar(self.learning_rate, "learning_rate", Real, min_val=0, include_boundaries="neither")
-        check_scalar(self.weight_decay, "weight_decay", Real, min_val=0)
-        check_scalar(self.clip_norm, "clip_norm", Real, min_val=0, include_boundaries="neither")
-        check_scalar(self.validation_fraction, "validation_fraction", Real, min_val=0, max_val=1,
-                     include_boundaries="left")
         try:
             filters = [(int(w), int(n)) for w, n in self.char_filters]
         except (TypeError, ValueError):
@@ -396,13 +379,14 @@ class BiLM(TextEstimatorMixin, BaseEstimator):
             return False
         if self.precision == "bf16":
             return True
-        return training and _bf16_supported(device)
+        return training and bf16_supported(device)
 
     @property
     def _device(self) -> torch.device:
         return resolve_device(self.device)
 
     # -------------------------------------------------------------------------- fit
+    @fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Pretrain the biLM on the documents ``X``.
 
@@ -416,7 +400,7 @@ class BiLM(TextEstimatorMixin, BaseEstimator):
         -------
         self : BiLM
         """
-        self._check_params()
+        self._check_params_together()
         device = self._device
         token_lists = self._tokenize(X)
         if not token_lists:
@@ -461,7 +445,7 @@ class BiLM(TextEstimatorMixin, BaseEstimator):
             logger.info("word embedding starts from the SVD vectors of %d of %d words",
                         coverage["found"], len(vocabulary) - len(SPECIALS))
         config = TrainConfig(
-            max_epochs=self.max_epochs, batch_size=self.batch_size, max_tokens=None,
+            max_epochs=self.max_epochs, batch_size=self.batch_size,
             learning_rate=float(self.learning_rate), weight_decay=float(self.weight_decay),
             clip_norm=float(self.clip_norm), patience=self.patience, bf16=self._bf16(True),
             seed=seed, checkpoint_dir=None if self.checkpoint_dir is None else str(self.checkpoint_dir),
@@ -474,7 +458,8 @@ class BiLM(TextEstimatorMixin, BaseEstimator):
             self.token_input_dim_ = (
                 lm.bilm.token_layer.embedding.weight.shape[1] if self.token_layer == "word" else None
             )
-            pretrainer = Pretrainer(lm, config, self._fingerprint(config, train))
+            callbacks = standard_callbacks(config, self._fingerprint(train), rank=world()[0])
+            pretrainer = Pretrainer(lm, config, callbacks)
             self.history_ = pretrainer.run(
                 train, valid, self._chars(train), None if valid is None else self._chars(valid))
         self.language_model_ = lm.eval()
@@ -483,11 +468,10 @@ class BiLM(TextEstimatorMixin, BaseEstimator):
         self.n_representations_ = self.n_layers + 1
         return self
 
-    def _fingerprint(self, config: TrainConfig, train: Windows) -> str:
-        # Parameters that do not change the trajectory (max_epochs and patience only
-        # decide where it ends, so a run can be resumed with more epochs).
-        ignored = ("verbose", "n_threads", "checkpoint_dir", "checkpoint_every", "max_epochs",
-                   "patience", "max_time")
+    def _fingerprint(self, train: Windows) -> str:
+        # Parameters that do not change the trajectory (the stopping rules only decide
+        # where it ends, so a run can be resumed with more epochs).
+        ignored = self._run_settings + self._stopping_params
         params = {k: repr(v) for k, v in self.get_params().items() if k not in ignored}
         digest = hashlib.sha256(json.dumps(params, sort_keys=True).encode())
         digest.update(json.dumps(self.vocabulary_.tokens).encode())
@@ -663,17 +647,33 @@ class BiLM(TextEstimatorMixin, BaseEstimator):
         The file is written next to ``path`` and renamed into place, so a failed save
         leaves an existing file untouched. Load it with :meth:`BiLM.load`.
         """
-        from .io import save_bilm
-
         check_is_fitted(self, "language_model_")
         save_bilm(self, path)
 
     @classmethod
     def load(cls, path, device: str = "cpu") -> "BiLM":
         """Load a file written by :meth:`save` (with ``torch.load(weights_only=True)``)."""
-        from .io import load_bilm
-
-        return load_bilm(path, device)
+        saved = read_bilm_file(path, known_params=cls._get_param_names(),
+                               stamped=cls._stamped_packages)
+        bilm = cls(**{**saved.params, "device": device})
+        try:
+            bilm._validate_params()
+            bilm._check_params_together()
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{path} has an invalid parameter: {exc}") from None
+        bilm.vocabulary_ = saved.vocabulary
+        bilm.history_ = saved.fitted["history"]
+        bilm.n_epochs_ = saved.fitted["n_epochs"]
+        bilm.pretrained_coverage_ = saved.fitted["pretrained_coverage"]
+        bilm.token_input_dim_ = saved.fitted["token_input_dim"]
+        bilm.output_dim_ = 2 * bilm.embedding_dim
+        bilm.n_representations_ = bilm.n_layers + 1
+        try:
+            bilm.language_model_ = bilm._restore_language_model(saved.state_dict)
+        except (RuntimeError, TypeError, ValueError, KeyError) as exc:  # from load_state_dict
+            raise ValueError(
+                f"{path}: the weights do not match the saved configuration: {exc}") from exc
+        return bilm
 
     def __getstate__(self):
         state = super().__getstate__()

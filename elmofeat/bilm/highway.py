@@ -35,6 +35,9 @@ class Highway(nn.Module):
             # through, as in ELMo.
             nn.init.constant_(layer.bias[self.dim :], 1.0)
 
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}, n_layers={len(self.layers)}"
+
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         for layer in self.layers:
             transform, gate = layer(x).chunk(2, dim=-1)

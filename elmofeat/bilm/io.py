@@ -10,11 +10,12 @@ from __future__ import annotations
 import hashlib
 import json
 import warnings
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 
-from .._files import atomic_path
+from .._files import save_torch_atomically
 from .._text import Vocabulary
 from .._versions import version_stamps
 from ..exceptions import ElmofeatVersionWarning
@@ -25,9 +26,6 @@ FORMAT = "elmofeat-bilm"
 # 3: a SHA-256 checksum of everything else in the file, checked when it is read.
 FORMAT_VERSION = 3
 READABLE_VERSIONS = (1, 2, 3)
-STAMPED = ("elmofeat", "torch", "scikit-learn", "numpy")
-# Parameters that are not part of the saved model (they describe how it was trained).
-UNSAVED_PARAMS = ("pretrained_vectors", "checkpoint_dir", "tokenizer")
 
 
 def save_bilm(bilm, path) -> None:
@@ -37,7 +35,7 @@ def save_bilm(bilm, path) -> None:
             "a BiLM with a custom tokenizer callable cannot be saved as data; pickle it "
             "with joblib instead (and keep the tokenizer importable)"
         )
-    params = {k: v for k, v in bilm.get_params().items() if k not in UNSAVED_PARAMS}
+    params = {k: v for k, v in bilm.get_params().items() if k not in bilm._unsaved_params}
     params["char_filters"] = [list(f) for f in params["char_filters"]]
     fitted = {
         "history": bilm.history_,
@@ -49,7 +47,7 @@ def save_bilm(bilm, path) -> None:
     payload = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
-        "versions": json.dumps(version_stamps(STAMPED)),
+        "versions": json.dumps(version_stamps(bilm._stamped_packages)),
         "params": json.dumps(params),
         "fitted": json.dumps(fitted),
         "vocabulary": list(bilm.vocabulary_.tokens),
@@ -57,7 +55,7 @@ def save_bilm(bilm, path) -> None:
         "state_dict": {k: v.detach().cpu() for k, v in bilm.language_model_.state_dict().items()},
     }
     payload["checksum"] = payload_checksum(payload)
-    save_atomically(payload, Path(path))
+    save_torch_atomically(payload, Path(path))
 
 
 def payload_checksum(payload: dict) -> str:
@@ -78,19 +76,44 @@ def payload_checksum(payload: dict) -> str:
     return digest.hexdigest()
 
 
-def save_atomically(obj, path: Path) -> None:
-    """``torch.save`` to a temporary file beside ``path``, then rename it into place.
+@dataclass
+class SavedBiLM:
+    """The validated contents of a BiLM file, from which :meth:`BiLM.load` builds itself.
 
-    A failure at any point leaves an existing ``path`` untouched and no temporary file.
+    Attributes
+    ----------
+    params : dict
+        Constructor parameters (without ``BiLM._unsaved_params``).
+    fitted : dict
+        ``history``, ``n_epochs``, ``pretrained_coverage``, ``token_input_dim``.
+    vocabulary : Vocabulary
+    state_dict : dict of str to Tensor
+        The language model's weights, on the CPU.
     """
-    with atomic_path(path) as temporary:
-        torch.save(obj, temporary)
+
+    params: dict
+    fitted: dict
+    vocabulary: Vocabulary
+    state_dict: dict
 
 
-def load_bilm(path, device: str = "cpu"):
-    """Read a file written by :func:`save_bilm`, checking format, versions and shapes."""
-    from .estimator import BiLM
+def read_bilm_file(path, known_params, stamped) -> SavedBiLM:
+    """Read a file written by :func:`save_bilm`, checking format, checksum and versions.
 
+    Parameters
+    ----------
+    path : str or path
+    known_params : collection of str
+        The parameters this elmofeat's ``BiLM`` has; a file with others is refused.
+    stamped : collection of str
+        Packages whose versions are compared with the file's (a warning names those
+        that differ).
+
+    Raises
+    ------
+    FileNotFoundError, ValueError
+        No file, or one that is not a complete, intact BiLM file of a readable format.
+    """
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"no BiLM file at {path}")
@@ -118,8 +141,8 @@ def load_bilm(path, device: str = "cpu"):
         saved = json.loads(payload["versions"])
         params = json.loads(payload["params"])
         fitted = json.loads(payload["fitted"])
-        fitted_values = {key: fitted[key] for key in
-                         ("history", "n_epochs", "pretrained_coverage", "token_input_dim")}
+        fitted = {key: fitted[key] for key in
+                  ("history", "n_epochs", "pretrained_coverage", "token_input_dim")}
         vocabulary, counts, state = payload["vocabulary"], payload["counts"], payload["state_dict"]
         params["char_filters"] = tuple(tuple(f) for f in params["char_filters"])
     except KeyError as exc:
@@ -135,35 +158,19 @@ def load_bilm(path, device: str = "cpu"):
         if not intact:
             raise ValueError(f"{path} is corrupted: its checksum does not match its contents "
                              "(a changed byte in the weights, vocabulary or configuration)")
-    unknown = sorted(set(params) - set(BiLM().get_params()))
+    unknown = sorted(set(params) - set(known_params))
     if unknown:
         raise ValueError(f"{path} has parameters this elmofeat does not know: "
                          f"{', '.join(unknown)}; upgrade elmofeat or fit the model again")
-    current = version_stamps(STAMPED)
-    changed = [f"{p} {v} -> {current[p]}" for p, v in saved.items() if current.get(p) != v]
+    current = version_stamps(stamped)
+    changed = [f"{p} {v} -> {current[p]}" for p, v in saved.items()
+               if p in current and current[p] != v]
     if changed:
         warnings.warn(f"{path} was saved with other versions ({', '.join(changed)})",
                       ElmofeatVersionWarning, stacklevel=3)
-    params["device"] = device
     # Files written before token_init existed hold randomly initialised embeddings.
     params.setdefault("token_init", "random")
-    bilm = BiLM(**params)
-    try:
-        bilm._check_params()
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{path} has an invalid parameter: {exc}") from None
-    bilm.vocabulary_ = Vocabulary(vocabulary, counts.numpy(), unknown="<unk>")
-    bilm.history_ = fitted_values["history"]
-    bilm.n_epochs_ = fitted_values["n_epochs"]
-    bilm.pretrained_coverage_ = fitted_values["pretrained_coverage"]
-    bilm.token_input_dim_ = fitted_values["token_input_dim"]
-    bilm.output_dim_ = 2 * bilm.embedding_dim
-    bilm.n_representations_ = bilm.n_layers + 1
-    try:
-        bilm.language_model_ = bilm._restore_language_model(state)
-    except (RuntimeError, TypeError, ValueError, KeyError) as exc:  # from load_state_dict
-        raise ValueError(f"{path}: the weights do not match the saved configuration: {exc}") from exc
-    return bilm
+    return SavedBiLM(params, fitted, Vocabulary(vocabulary, counts.numpy(), unknown="<unk>"), state)
 
 
 def weights_digest(bilm) -> str:

@@ -70,6 +70,9 @@ class LSTMStack(nn.Module):
                     with torch.no_grad():
                         param[hidden : 2 * hidden].fill_(1.0)
 
+    def extra_repr(self) -> str:
+        return f"n_layers={len(self.layers)}, residual=True"
+
     def forward(self, x: torch.Tensor) -> list[torch.Tensor]:
         outputs = []
         for i, lstm in enumerate(self.layers):
@@ -126,6 +129,9 @@ class BiLMModule(nn.Module):
         self.forward_lstm.reset_parameters()
         self.backward_lstm.reset_parameters()
 
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}, n_layers={len(self.forward_lstm.layers)}"
+
     def run_directions(self, inputs: torch.Tensor, lengths: torch.Tensor):
         """Token vectors and every layer's states, each direction in its reading order.
 
@@ -166,3 +172,38 @@ class BiLMModule(nn.Module):
         layers = [torch.cat([tokens, tokens], dim=-1)]
         layers += [torch.cat(pair, dim=-1) for pair in zip(forward_states, backward_states)]
         return torch.stack(layers, dim=2)
+
+
+class LanguageModel(nn.Module):
+    """The biLM and its output layer; ``forward`` returns the mean LM loss of a batch.
+
+    Forward states at positions ``0 .. n-2`` predict tokens ``1 .. n-1``; backward
+    states at ``1 .. n-1`` predict ``0 .. n-2``. One softmax serves both directions
+    (as in ELMo).
+    """
+
+    def __init__(self, bilm: nn.Module, softmax: nn.Module, dropout: float = 0.1):
+        super().__init__()
+        self.bilm = bilm
+        self.softmax = softmax
+        self.dropout = ByteDropout(dropout)
+
+    def _hidden_and_targets(self, inputs, word_ids, lengths):
+        # The backward direction is scored in its own reading order: reversed, its
+        # state at t predicts reversed token t + 1, just as the forward one does.
+        _, forward_states, reversed_states = self.bilm.run_directions(inputs, lengths)
+        reversed_ids = reverse_padded(word_ids, lengths)
+        steps = word_ids.shape[1] - 1
+        mask = torch.arange(steps, device=word_ids.device)[None, :] < (lengths - 1)[:, None]
+        hidden = torch.cat([forward_states[-1][:, :-1][mask], reversed_states[-1][:, :-1][mask]])
+        targets = torch.cat([word_ids[:, 1:][mask], reversed_ids[:, 1:][mask]])
+        return hidden, targets
+
+    def forward(self, inputs, word_ids, lengths) -> torch.Tensor:
+        hidden, targets = self._hidden_and_targets(inputs, word_ids, lengths)
+        return self.softmax.loss(self.dropout(hidden), targets)
+
+    def log_likelihood(self, inputs, word_ids, lengths) -> tuple[float, int]:
+        """Summed exact log-likelihood of both directions and the number of targets."""
+        hidden, targets = self._hidden_and_targets(inputs, word_ids, lengths)
+        return float(self.softmax.log_likelihood(hidden, targets).sum()), len(targets)

@@ -55,6 +55,10 @@ class FullSoftmax(nn.Module):
             nn.init.normal_(self.weight, std=self.weight.shape[1] ** -0.5)
         nn.init.zeros_(self.bias)
 
+    def extra_repr(self) -> str:
+        n_words, dim = self.weight.shape
+        return f"dim={dim}, n_words={n_words}, tied={self.tied}"
+
     def logits(self, hidden: torch.Tensor) -> torch.Tensor:
         return F.linear(hidden, self.weight, self.bias)
 
@@ -86,6 +90,9 @@ class SampledSoftmax(FullSoftmax):
             (torch.log1p(1.0 / (ranks + 1.0)) / math.log(n_words + 1.0)).log().float(),
             persistent=False,
         )
+
+    def extra_repr(self) -> str:
+        return f"{super().extra_repr()}, n_samples={self.n_samples}"
 
     def loss(self, hidden: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
         if not self.training:

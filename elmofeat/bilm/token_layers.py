@@ -108,6 +108,9 @@ class WordEmbedding(nn.Module):
         out = self.embedding(word_ids)
         return out if self.projection is None else self.projection(out)
 
+    def extra_repr(self) -> str:
+        return f"output_dim={self.output_dim}"
+
 
 class CharCNN(nn.Module):
     """ELMo's character CNN: byte embeddings, convolutions, max-pool, highway, projection.
@@ -177,3 +180,6 @@ class CharCNN(nn.Module):
         )
         words = self.projection(self.highway(self.feature_norm(features)))
         return words[inverse].reshape(batch, time, -1)
+
+    def extra_repr(self) -> str:
+        return f"output_dim={self.output_dim}"

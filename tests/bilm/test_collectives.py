@@ -1,10 +1,10 @@
-"""Gradient averaging across processes (elmofeat.bilm.distributed), with two real gloo processes."""
+"""Gradient averaging across processes (elmofeat.bilm.collectives), with two real gloo processes."""
 
 import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
 
-from elmofeat.bilm.distributed import all_reduce_sum, average_gradients, broadcast_parameters, world
+from elmofeat.bilm.collectives import all_reduce_sum, average_gradients, broadcast_parameters, world
 
 
 def _worker(rank, init_file, results):

@@ -1,0 +1,74 @@
+"""Small torch helpers shared by the biLM, the layer mixes and ElmoVectorizer: devices,
+bfloat16 support, autocast and the optimizer.
+
+Kept apart from the pretraining engine so that code which only runs a model (or trains
+a layer mix) does not import the engine.
+"""
+
+from __future__ import annotations
+
+import torch
+
+
+def check_device(device) -> None:
+    """Raise unless ``device`` is ``"auto"`` or a device string torch understands
+    (``"cpu"``, ``"cuda"``, ``"cuda:1"``, ``"mps"``...); availability is checked on use."""
+    if isinstance(device, str) and device == "auto":
+        return
+    if not isinstance(device, (str, torch.device)):
+        raise TypeError(f"device must be 'auto' or a torch device string, got {device!r}")
+    try:
+        torch.device(device)
+    except (RuntimeError, ValueError):
+        raise ValueError("device must be 'auto' or a torch device such as 'cpu', 'cuda', "
+                         f"'cuda:1' or 'mps', got {device!r}") from None
+
+
+def resolve_device(device) -> torch.device:
+    """``"auto"`` -> CUDA when available, else CPU; otherwise the named device, which
+    must be available."""
+    check_device(device)
+    if isinstance(device, str) and device == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    resolved = torch.device(device)
+    if resolved.type == "cpu":
+        return resolved
+    backend = torch.backends.mps if resolved.type == "mps" else getattr(torch, resolved.type, None)
+    if backend is None or not backend.is_available():
+        raise ValueError(f"device={str(device)!r} but torch sees no {resolved.type} device")
+    if (resolved.type == "cuda" and resolved.index is not None
+            and resolved.index >= torch.cuda.device_count()):
+        raise ValueError(f"device={str(device)!r} but torch sees {torch.cuda.device_count()} "
+                         "CUDA device(s)")
+    return resolved
+
+
+def bf16_supported(device: torch.device) -> bool:
+    """Whether ``device`` does bfloat16 arithmetic natively (what ``precision="auto"`` needs)."""
+    if device.type == "cuda":
+        return torch.cuda.is_bf16_supported()
+    # CPUs without AVX512-BF16 or AMX emulate bf16, which can be slower than fp32.
+    # (benchmarks/bilm_precision.py measures bf16 against fp32 on a CPU that has it.)
+    try:
+        return bool(torch.cpu._is_avx512_bf16_supported() or torch.cpu._is_amx_tile_supported())
+    except AttributeError:  # private helpers missing from this torch build: play safe
+        return False
+
+
+def autocast(device, bf16: bool):
+    """bfloat16 autocast on ``device``'s type when ``bf16``, a no-op context otherwise."""
+    return torch.autocast(device_type=torch.device(device).type, dtype=torch.bfloat16, enabled=bf16)
+
+
+def adamw(parameters, **options) -> torch.optim.AdamW:
+    """AdamW with the fused kernel where torch has one for the device.
+
+    On CPU torch's default AdamW loops over the parameters tensor by tensor; the fused
+    kernel (torch >= 2.4) makes the optimizer step several times faster, which is a
+    sizeable share of a biLM training step (see benchmarks/bilm_pretrain_speed.py).
+    """
+    parameters = list(parameters)
+    try:
+        return torch.optim.AdamW(parameters, fused=True, **options)
+    except (RuntimeError, TypeError, ValueError):  # older torch, or no fused kernel here
+        return torch.optim.AdamW(parameters, **options)

@@ -1,0 +1,81 @@
+"""elmofeat.bilm.model: the two LSTM stacks, padding and the LM's targets."""
+
+import pytest
+import torch
+
+from elmofeat.bilm.model import BiLMModule, reverse_padded
+from elmofeat.bilm.softmax import FullSoftmax
+from elmofeat.bilm.token_layers import WordEmbedding
+from elmofeat.bilm.model import LanguageModel
+
+
+def test_reverse_padded_reverses_within_length_only():
+    x = torch.arange(10).reshape(2, 5)
+    out = reverse_padded(x, torch.tensor([3, 5]))
+    assert out.tolist() == [[2, 1, 0, 3, 4], [9, 8, 7, 6, 5]]
+    assert torch.equal(reverse_padded(out, torch.tensor([3, 5])), x)
+
+
+@pytest.mark.parametrize("projection", [False, True])
+def test_directions_never_see_the_token_they_predict(projection):
+    torch.manual_seed(0)
+    module = BiLMModule(WordEmbedding(50, 8), hidden_dim=12 if projection else 8,
+                        projection=projection, dropout=0.0).eval()
+    ids = torch.randint(4, 50, (1, 9))
+    lengths = torch.tensor([9])
+    _, fwd, bwd = module(ids, lengths)
+    changed = ids.clone()
+    changed[0, 5] = (changed[0, 5] + 1 - 4) % 46 + 4  # a different word at position 5
+    _, fwd2, bwd2 = module(changed, lengths)
+    for a, b in zip(fwd, fwd2):  # forward state at t <= 4 (predicts t + 1 <= 5) is unchanged
+        assert torch.allclose(a[0, :5], b[0, :5]) and not torch.allclose(a[0, 5:], b[0, 5:])
+    for a, b in zip(bwd, bwd2):  # backward state at t >= 6 (predicts t - 1 >= 5) is unchanged
+        assert torch.allclose(a[0, 6:], b[0, 6:]) and not torch.allclose(a[0, :6], b[0, :6])
+
+
+def test_padding_does_not_change_real_positions():
+    torch.manual_seed(0)
+    module = BiLMModule(WordEmbedding(30, 8), hidden_dim=8, dropout=0.0).eval()
+    ids = torch.randint(4, 30, (1, 6))
+    alone = module.layer_representations(ids, torch.tensor([6]))
+    padded = torch.cat([ids, torch.zeros(1, 4, dtype=torch.long)], dim=1)
+    batch = module.layer_representations(padded, torch.tensor([6]))
+    torch.testing.assert_close(batch[:, :6], alone)
+
+
+def test_reverse_padded_works_on_feature_tensors_and_its_gradient_flows_back():
+    x = torch.randn(3, 5, 2, requires_grad=True)
+    lengths = torch.tensor([5, 2, 4])
+    out = reverse_padded(x, lengths)
+    for row, n in enumerate(lengths.tolist()):
+        assert torch.equal(out[row, :n], x[row, :n].flip(0))
+        assert torch.equal(out[row, n:], x[row, n:])
+    (out * torch.arange(30.0).view(3, 5, 2)).sum().backward()
+    torch.testing.assert_close(x.grad, reverse_padded(torch.arange(30.0).view(3, 5, 2), lengths))
+
+
+def test_lm_scores_each_direction_on_the_targets_it_must_predict():
+    """The loss pairs every state with the right target, whatever order it works in."""
+    torch.manual_seed(0)
+    bilm = BiLMModule(WordEmbedding(40, 8), hidden_dim=8, dropout=0.0)
+    lm = LanguageModel(bilm, FullSoftmax(8, 40), dropout=0.0).eval()
+    ids = torch.randint(4, 40, (3, 7))
+    lengths = torch.tensor([7, 4, 6])
+    ids[1, 4:], ids[2, 6:] = 0, 0
+    with torch.no_grad():
+        total, count = lm.log_likelihood(ids, ids, lengths)
+    # Spelled out in the original order: forward state t predicts t + 1, backward t - 1.
+    with torch.no_grad():
+        _, fwd, bwd = bilm(ids, lengths)
+        expected = 0.0
+        for row, n in enumerate(lengths.tolist()):
+            for t in range(n - 1):
+                expected += lm.softmax.log_likelihood(fwd[-1][row, t:t + 1], ids[row, t + 1:t + 2])
+                expected += lm.softmax.log_likelihood(bwd[-1][row, t + 1:t + 2], ids[row, t:t + 1])
+    assert count == 2 * int((lengths - 1).sum())
+    assert total == pytest.approx(float(expected), rel=1e-5)
+
+
+def test_hidden_dim_without_projection_is_rejected():
+    with pytest.raises(ValueError, match="projection"):
+        BiLMModule(WordEmbedding(10, 8), hidden_dim=16, projection=False)

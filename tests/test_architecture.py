@@ -1,0 +1,68 @@
+"""The package's shape: imports flow one way (no module imports itself through others)."""
+
+import ast
+from pathlib import Path
+
+import numpy as np
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
+
+PACKAGE = Path(__file__).resolve().parents[1] / "elmofeat"
+
+
+def _module_name(path: Path, package: Path) -> str:
+    parts = list(path.relative_to(package.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def import_graph(package: Path = PACKAGE) -> dict[str, set[str]]:
+    """Every module of ``package`` and the package modules it imports, at any depth of
+    its code (imports inside functions count: they close a circle just the same)."""
+    modules = {_module_name(p, package): p for p in package.rglob("*.py")}
+    graph = {}
+    for name, path in modules.items():
+        base = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        deps = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom):
+                if node.level:
+                    parent = base.split(".")[: len(base.split(".")) - node.level + 1]
+                    source = ".".join(parent + ([node.module] if node.module else []))
+                else:
+                    source = node.module or ""
+                for alias in node.names:
+                    target = f"{source}.{alias.name}"
+                    deps.add(target if target in modules else source)
+            elif isinstance(node, ast.Import):
+                deps.update(alias.name for alias in node.names)
+        graph[name] = {d for d in deps if d in modules and d != name}
+    return graph
+
+
+def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The groups of modules that import each other, directly or through others."""
+    names = sorted(graph)
+    index = {n: i for i, n in enumerate(names)}
+    edges = [(index[a], index[b]) for a in names for b in graph[a]]
+    rows, cols = (np.array(x, dtype=int) for x in zip(*edges)) if edges else ([], [])
+    adjacency = coo_matrix((np.ones(len(edges)), (rows, cols)), shape=(len(names),) * 2)
+    _, labels = connected_components(adjacency, directed=True, connection="strong")
+    groups = [[n for n, label in zip(names, labels) if label == k] for k in np.unique(labels)]
+    return [g for g in groups if len(g) > 1]
+
+
+def test_the_detector_finds_a_circle(tmp_path):
+    package = tmp_path / "pkg"
+    (package / "sub").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "a.py").write_text("from .sub import b\n")
+    (package / "sub" / "__init__.py").write_text("")
+    (package / "sub" / "b.py").write_text("def f():\n    from ..a import g\n")
+    (package / "c.py").write_text("from . import a\n")
+    assert import_cycles(import_graph(package)) == [["pkg.a", "pkg.sub.b"]]
+
+
+def test_no_import_circle():
+    graph = import_graph()
+    assert "elmofeat.bilm.train" in graph and graph["elmofeat.bilm.estimator"]
+    assert import_cycles(graph) == []
