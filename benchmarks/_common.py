@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from elmofeat._versions import version_stamps
-from elmofeat.comparison.report import markdown_table  # noqa: F401 (re-exported)
+from elmofeat.benchmark.report import markdown_table  # noqa: F401 (re-exported)
 
 RESULTS = Path(__file__).resolve().parent / "results"
 PACKAGES = ("elmofeat", "numpy", "scipy", "scikit-learn", "gensim", "torch", "pandas")

@@ -35,9 +35,9 @@ from threadpoolctl import threadpool_limits
 from _common import markdown_table, write_results
 from elmofeat import BiLM, ElmoVectorizer, SVDVectorizer
 from elmofeat import WordVectorsVectorizer
-from elmofeat.comparison import ComparisonSettings
-from elmofeat.comparison.data import load_dataset
-from elmofeat.comparison.run import _load_glove
+from elmofeat.benchmark import BenchmarkSettings
+from elmofeat.benchmark.data import load_dataset
+from elmofeat.benchmark.run import load_glove
 from elmofeat.datasets import get_data_home
 
 SIZES = (50, 200, 1000, None)  # None: every training label
@@ -114,9 +114,9 @@ def main():
     parser.add_argument("--data-home", default=None)
     args = parser.parse_args()
     home = get_data_home(args.data_home)
-    settings = ComparisonSettings(datasets=tuple(args.datasets), folds=args.folds)
+    settings = BenchmarkSettings(datasets=tuple(args.datasets), folds=args.folds)
     datasets = [load_dataset(key, settings, home) for key in settings.datasets]
-    glove = _load_glove(home, datasets)
+    glove = load_glove(home, datasets)
     results, sections = {}, []
     for dataset in datasets:
         splits = []

@@ -21,7 +21,7 @@ PUBLIC = [
     ("elmofeat.mix", ["ScalarMix", "MLPMix"]),
     ("elmofeat.datasets", ["load_ag_news", "load_r8", "load_cr", "load_mpqa", "get_data_home", "clean_ag_news_text",
                            "fetch_file", "RemoteFile"]),
-    ("elmofeat.comparison", ["ComparisonSettings", "run_comparison", "write_report"]),
+    ("elmofeat.benchmark", ["BenchmarkSettings", "run_benchmark", "write_report"]),
     ("elmofeat.exceptions", ["ElmofeatVersionWarning", "CacheWarning", "DiskFullError"]),
 ]
 SECTION = re.compile(r"^(\w[\w ]*)\n-+\n", re.M)

@@ -5,7 +5,7 @@ Every vectorizer takes raw strings and returns dense document features, and work
 and with :mod:`joblib`. The estimators are imported on first use (they bring torch).
 """
 
-from ._config import config_context, get_config, set_config
+from ._config import clear_caches, config_context, get_config, set_config
 from ._lazy import lazy_attributes
 from ._persistence import dump, load
 from ._version import __version__
@@ -22,4 +22,5 @@ __getattr__, __dir__ = lazy_attributes(__name__, _EXPORTS, globals())
 
 __all__ = ["BiLM", "ElmoVectorizer", "SVDVectorizer", "SkipGramVectorizer", "WordVectorsVectorizer",
            "__version__",
-           "config_context", "dump", "get_config", "load", "make_hybrid", "set_config"]
+           "clear_caches", "config_context", "dump", "get_config", "load", "make_hybrid",
+           "set_config"]

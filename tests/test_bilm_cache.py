@@ -151,3 +151,13 @@ def test_cli_pretrain_on_a_full_disk_prints_one_line(tmp_path):
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "elmofeat pretrain: error: could not write" in lines[0]
     assert not (tmp_path / "m.pt").exists()
+
+
+def test_clear_caches_forgets_pretrained_models_and_representations(texts):
+    import elmofeat
+
+    vec = ElmoVectorizer(BiLM(**TINY), cache_dir=None).fit(texts)
+    assert len(_bilm_cache.BILMS._memory) and _bilm_cache.REPRESENTATIONS.n_bytes > 0
+    elmofeat.clear_caches()
+    assert not len(_bilm_cache.BILMS._memory) and _bilm_cache.REPRESENTATIONS.n_bytes == 0
+    vec.transform(texts[:3])  # a fitted vectorizer does not need them

@@ -31,7 +31,7 @@ def test_auto_epochs_adapt_to_the_corpus_size():
     assert vec.epochs == "auto" and vec.epochs_ == auto_epochs(n_tokens) == 100  # tiny corpus
     assert auto_epochs(1_000_000) == 5 and auto_epochs(100_000) == 50
     assert SkipGramVectorizer(vector_size=8, epochs=3, random_state=0).fit(docs).epochs_ == 3
-    with pytest.raises(ValueError, match="epochs must be 'auto'"):
+    with pytest.raises(ValueError, match="'epochs' parameter of SkipGramVectorizer must be a str among {'auto'} or an int"):
         SkipGramVectorizer(epochs="many").fit(docs)
 
 

@@ -2,39 +2,31 @@
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import hashlib
 import json
-import logging
-import math
 import os
-from typing import Iterator
 
 import numpy as np
 import torch
-from tqdm.auto import tqdm
 from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
-from sklearn.utils.validation import check_is_fitted
 
 from .._base import TextEstimatorMixin
-from .._text import Vocabulary, validate_documents
 from .._param_validation import (Interval, Real, StrOptions, TorchDevices, fit_context,
                                  positive_int)
-from .._threads import adaptive_threads, tick
-from .._torch import autocast, bf16_supported, resolve_device
-from .batching import SPECIALS, UNK, Windows, bucket_batches, char_table, iter_batches, make_windows
+from .._text import Vocabulary
+from .._threads import N_THREADS_CONSTRAINTS, adaptive_threads
+from .._torch import bf16_supported, resolve_device
+from .batching import SPECIALS, UNK, Windows, char_table, make_windows
 from .callbacks import standard_callbacks
 from .collectives import world
-from .io import read_bilm_file, save_bilm
-from .model import BiLMModule, LanguageModel
-from .pretrained import corpus_vectors, pretrained_matrix, resolve_pretrained
-from .softmax import SOFTMAX_KINDS, build_softmax
-from .token_layers import CharCNN, WordEmbedding
-from .train import Pretrainer, TrainConfig, evaluate_perplexity
-
-logger = logging.getLogger("elmofeat")
+from .inference import EmbeddingMixin
+from .io import PersistenceMixin
+from .model import LanguageModel, build_language_model
+from .pretrained import initial_word_vectors
+from .softmax import SOFTMAX_KINDS
+from .train import Pretrainer, TrainConfig
 
 TOKEN_LAYERS = ("word", "char")
 TOKEN_INITS = ("svd", "random")
@@ -43,7 +35,7 @@ PRECISIONS = ("auto", "bf16", "fp32")
 BILM_TOKEN_PATTERN = r"(?u)\b\w+\b|[^\w\s]"
 
 
-class BiLM(TextEstimatorMixin, BaseEstimator):
+class BiLM(EmbeddingMixin, PersistenceMixin, TextEstimatorMixin, BaseEstimator):
     """An ELMo-style bidirectional LSTM language model, pretrained on your texts.
 
     A forward LM (predicting the next token) and a backward LM (predicting the previous
@@ -169,7 +161,8 @@ class BiLM(TextEstimatorMixin, BaseEstimator):
         Output vocabulary: ``<pad>``, ``<unk>``, ``<bos>``, ``<eos>`` then words by
         decreasing count.
     language_model_ : LanguageModel
-        The torch modules (``.bilm`` and ``.softmax``), on ``device``.
+        The torch modules (``.encoder``, a :class:`~elmofeat.bilm.model.BiLSTMEncoder`,
+        and ``.softmax``), on ``device``.
     history_ : list of dict
         Per epoch: ``train_perplexity``, ``validation_perplexity`` (None without a
         validation set), ``tokens_per_second`` (LM targets of both directions per
@@ -310,7 +303,7 @@ class BiLM(TextEstimatorMixin, BaseEstimator):
         "validation_fraction": [Interval(Real, 0, 1, closed="left")],
         "patience": [positive_int(), None],
         "precision": [StrOptions(set(PRECISIONS))],
-        "n_threads": [positive_int(), StrOptions({"auto"}), None],
+        "n_threads": N_THREADS_CONSTRAINTS,
         "device": [TorchDevices()],
         "checkpoint_dir": [str, os.PathLike, None],
         "checkpoint_every": [positive_int(), None],
@@ -346,24 +339,12 @@ class BiLM(TextEstimatorMixin, BaseEstimator):
     # --------------------------------------------------------------------- building
     def _build_language_model(self, n_words: int, pretrained: np.ndarray | None = None,
                               input_dim: int | None = None) -> LanguageModel:
-        if self.token_layer == "word":
-            token_layer = WordEmbedding(n_words, self.embedding_dim, pretrained, input_dim)
-        else:
-            token_layer = CharCNN(self.embedding_dim, self.char_dim,
-                                  [tuple(f) for f in self.char_filters], self.n_highway)
-        bilm = BiLMModule(token_layer, self.hidden_dim, self.n_layers,
-                          projection=self.hidden_dim != self.embedding_dim, dropout=self.dropout)
-        tied = None
-        if self.tie_weights:
-            if token_layer.projection is not None:
-                raise ValueError(
-                    "tie_weights=True needs a word embedding of width embedding_dim; the "
-                    f"pretrained vectors are {token_layer.embedding.weight.shape[1]} wide"
-                )
-            tied = token_layer.embedding.weight
-        softmax = build_softmax(self.softmax, self.embedding_dim, n_words,
-                                n_samples=self.n_samples, tied_weight=tied)
-        return LanguageModel(bilm, softmax, self.dropout)
+        return build_language_model(
+            n_words, token_layer=self.token_layer, embedding_dim=self.embedding_dim,
+            hidden_dim=self.hidden_dim, n_layers=self.n_layers, dropout=self.dropout,
+            softmax=self.softmax, n_samples=self.n_samples, tie_weights=self.tie_weights,
+            char_dim=self.char_dim, char_filters=self.char_filters, n_highway=self.n_highway,
+            pretrained=pretrained, input_dim=input_dim)
 
     def _chars(self, windows: Windows) -> np.ndarray | None:
         if self.token_layer != "char":
@@ -426,24 +407,8 @@ class BiLM(TextEstimatorMixin, BaseEstimator):
         valid = self._windows(valid_docs) if n_valid else None
         if len(train) == 0:
             raise ValueError("the training documents contain no token")
-        pretrained, self.pretrained_coverage_ = None, None
-        if self.token_layer == "word" and self.pretrained_vectors is not None:
-            keyed_vectors = resolve_pretrained(self.pretrained_vectors, X,
-                                               words=vocabulary.tokens[len(SPECIALS):])
-            pretrained, self.pretrained_coverage_ = pretrained_matrix(
-                keyed_vectors, vocabulary.tokens, len(SPECIALS)
-            )
-            logger.info(
-                "pretrained vectors cover %d of %d vocabulary words; %d initialised at random",
-                self.pretrained_coverage_["found"], len(vocabulary),
-                self.pretrained_coverage_["missing"],
-            )
-        elif self.token_layer == "word" and self.token_init == "svd":
-            # From the training documents only: the validation ones stay unseen.
-            pretrained, coverage = corpus_vectors(train_docs, vocabulary, len(SPECIALS),
-                                                  self.embedding_dim, random_state)
-            logger.info("word embedding starts from the SVD vectors of %d of %d words",
-                        coverage["found"], len(vocabulary) - len(SPECIALS))
+        pretrained, self.pretrained_coverage_ = initial_word_vectors(
+            self, X, vocabulary, len(SPECIALS), train_docs, random_state)
         config = TrainConfig(
             max_epochs=self.max_epochs, batch_size=self.batch_size,
             learning_rate=float(self.learning_rate), weight_decay=float(self.weight_decay),
@@ -456,7 +421,7 @@ class BiLM(TextEstimatorMixin, BaseEstimator):
             torch.manual_seed(seed)
             lm = self._build_language_model(len(vocabulary), pretrained).to(device)
             self.token_input_dim_ = (
-                lm.bilm.token_layer.embedding.weight.shape[1] if self.token_layer == "word" else None
+                lm.encoder.token_layer.embedding.weight.shape[1] if self.token_layer == "word" else None
             )
             callbacks = standard_callbacks(config, self._fingerprint(train), rank=world()[0])
             pretrainer = Pretrainer(lm, config, callbacks)
@@ -479,125 +444,6 @@ class BiLM(TextEstimatorMixin, BaseEstimator):
         digest.update(np.ascontiguousarray(train.offsets).tobytes())
         return digest.hexdigest()
 
-    # -------------------------------------------------------------------- inference
-    def _inference_context(self):
-        stack = contextlib.ExitStack()
-        stack.enter_context(adaptive_threads(self.n_threads))
-        stack.enter_context(torch.inference_mode())
-        stack.enter_context(autocast(str(self._device), self._bf16(False)))
-        return stack
-
-    def iter_embed(self, X, batch_size: int | None = None, chunk_size: int = 1024) -> Iterator[np.ndarray]:
-        """Stream the layer representations, one document at a time, in order.
-
-        Documents are read ``chunk_size`` at a time (``X`` may be a generator over a
-        corpus that does not fit in memory); within a chunk, windows are bucketed by
-        length into batches of ``batch_size`` windows (default ``4 * self.batch_size``).
-
-        Yields
-        ------
-        layers : ndarray of shape (n_tokens, n_layers + 1, 2 * embedding_dim), float32
-            ``n_tokens`` is the document's token count (0 for an empty document).
-        """
-        check_is_fitted(self, "language_model_")
-        if isinstance(X, (str, bytes)) or X is None:
-            validate_documents(X)  # raises the usual, precise error
-        total = len(X) if hasattr(X, "__len__") else None
-        with tqdm(total=total, unit="doc", desc="BiLM.embed", disable=not self.verbose,
-                  leave=False) as bar:
-            for layers in self._iter_embed(X, batch_size, chunk_size):
-                bar.update(1)
-                yield layers
-
-    def _iter_embed(self, X, batch_size, chunk_size):
-        chunk: list = []
-        start = 0
-        for item in X:
-            chunk.append(item)
-            if len(chunk) == chunk_size:
-                # Errors name the document's index in X, not in its chunk.
-                yield from self._embed_chunk(validate_documents(chunk, offset=start), batch_size)
-                start += len(chunk)
-                chunk = []
-        if chunk:
-            yield from self._embed_chunk(validate_documents(chunk, offset=start), batch_size)
-
-    def embed_flat(self, X, batch_size: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """Layer representations of all tokens of ``X`` in one array, with offsets.
-
-        The form that vectorized consumers (mixing, pooling) want: no per-document arrays.
-
-        Returns
-        -------
-        layers : ndarray of shape (n_tokens_total, n_layers + 1, 2 * embedding_dim), float32
-        offsets : ndarray of shape (n_documents + 1,)
-            Document ``i`` owns ``layers[offsets[i]:offsets[i + 1]]``.
-        """
-        check_is_fitted(self, "language_model_")
-        return self._embed_tokens(self._tokenize(X), batch_size)
-
-    def _embed_tokens(self, token_lists, batch_size=None) -> tuple[np.ndarray, np.ndarray]:
-        """:meth:`embed_flat` of documents already cut into tokens."""
-        windows = self._windows(token_lists)
-        chars = self._chars(windows)
-        lengths = windows.lengths
-        content_offsets = np.concatenate([[0], np.cumsum(lengths - 2)])
-        out = np.empty((content_offsets[-1], self.n_representations_, self.output_dim_), np.float32)
-        batches = bucket_batches(lengths, batch_size or 4 * self.batch_size)
-        lm = self.language_model_
-        with self._inference_context():
-            for batch in iter_batches(windows, batches, chars, self._device):
-                tick()
-                layers = lm.bilm.layer_representations(batch.inputs, batch.lengths)
-                layers = layers.float().cpu().numpy()
-                for row, window in enumerate(batch.windows):
-                    n = lengths[window] - 2
-                    start = content_offsets[window]
-                    out[start : start + n] = layers[row, 1 : n + 1]  # strip <bos>, <eos>
-        # Windows of a document are consecutive, so its tokens are too.
-        doc_lengths = np.fromiter((len(t) for t in token_lists), np.int64, len(token_lists))
-        return out, np.concatenate([[0], np.cumsum(doc_lengths)])
-
-    def _embed_chunk(self, documents, batch_size):
-        out, offsets = self.embed_flat(documents, batch_size)
-        for i in range(len(offsets) - 1):
-            yield out[offsets[i] : offsets[i + 1]]
-
-    def embed(self, X, batch_size: int | None = None) -> list[np.ndarray]:
-        """Layer representations of every token of every document.
-
-        Parameters
-        ----------
-        X : iterable of str
-        batch_size : int, default=None
-            Windows per inference batch (default ``4 * self.batch_size``).
-
-        Returns
-        -------
-        layers : list of ndarray, one per document, shape (n_tokens, n_layers + 1, 2 * embedding_dim)
-            float32; representation 0 is the token layer, 1.. the LSTM layers. A
-            document's arrays do not depend on the other documents in ``X``.
-        """
-        documents = validate_documents(X)
-        return [layers.copy() for layers in self.iter_embed(documents, batch_size, chunk_size=max(1, len(documents)))]
-
-    def perplexity(self, X) -> float:
-        """Exact perplexity of both directions on the documents ``X``.
-
-        Raises
-        ------
-        ValueError
-            If ``X`` has no token at all (a perplexity of nothing is undefined).
-        """
-        check_is_fitted(self, "language_model_")
-        windows = self._windows(self._tokenize(X))
-        if len(windows) == 0:
-            raise ValueError("X has no token: perplexity needs at least one word")
-        with adaptive_threads(self.n_threads):
-            return evaluate_perplexity(self.language_model_, windows, self._chars(windows),
-                                       4 * self.batch_size, self._bf16(False), str(self._device),
-                                       desc="BiLM.perplexity" if self.verbose else None)
-
     def _moved_to(self, device) -> "BiLM":
         """A copy of this fitted biLM whose modules live on ``device`` (this one is left
         where it is: it may be shared)."""
@@ -606,97 +452,9 @@ class BiLM(TextEstimatorMixin, BaseEstimator):
         moved.language_model_ = copy.deepcopy(self.language_model_).to(resolve_device(device))
         return moved
 
-    def score(self, X, y=None) -> float:
-        """Minus the mean per-token negative log-likelihood of both directions on ``X``
-        (``-log(perplexity(X))``): greater is better, so that ``GridSearchCV(BiLM(),
-        {"hidden_dim": [...]})`` tunes the language model by held-out likelihood.
-
-        Parameters
-        ----------
-        X : iterable of str
-        y : None
-            Ignored.
-
-        Returns
-        -------
-        score : float
-
-        Examples
-        --------
-        >>> from sklearn.model_selection import GridSearchCV
-        >>> from elmofeat import BiLM
-        >>> texts = ["the cat sat on the mat .", "the dog sat on the log ."] * 20
-        >>> search = GridSearchCV(BiLM(embedding_dim=8, max_epochs=1, random_state=0),
-        ...                       {"hidden_dim": [8, 16]}, cv=2).fit(texts)
-        >>> search.best_params_["hidden_dim"] in (8, 16)
-        True
-        """
-        return -math.log(self.perplexity(X))
-
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.two_d_array = False
         tags.input_tags.string = True
         tags.requires_fit = True
         return tags
-
-    # ------------------------------------------------------------------ persistence
-    def save(self, path) -> None:
-        """Save to one file: JSON configuration, vocabulary and tensors (no pickled code).
-
-        The file is written next to ``path`` and renamed into place, so a failed save
-        leaves an existing file untouched. Load it with :meth:`BiLM.load`.
-        """
-        check_is_fitted(self, "language_model_")
-        save_bilm(self, path)
-
-    @classmethod
-    def load(cls, path, device: str = "cpu") -> "BiLM":
-        """Load a file written by :meth:`save` (with ``torch.load(weights_only=True)``)."""
-        saved = read_bilm_file(path, known_params=cls._get_param_names(),
-                               stamped=cls._stamped_packages)
-        bilm = cls(**{**saved.params, "device": device})
-        try:
-            bilm._validate_params()
-            bilm._check_params_together()
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"{path} has an invalid parameter: {exc}") from None
-        bilm.vocabulary_ = saved.vocabulary
-        bilm.history_ = saved.fitted["history"]
-        bilm.n_epochs_ = saved.fitted["n_epochs"]
-        bilm.pretrained_coverage_ = saved.fitted["pretrained_coverage"]
-        bilm.token_input_dim_ = saved.fitted["token_input_dim"]
-        bilm.output_dim_ = 2 * bilm.embedding_dim
-        bilm.n_representations_ = bilm.n_layers + 1
-        try:
-            bilm.language_model_ = bilm._restore_language_model(saved.state_dict)
-        except (RuntimeError, TypeError, ValueError, KeyError) as exc:  # from load_state_dict
-            raise ValueError(
-                f"{path}: the weights do not match the saved configuration: {exc}") from exc
-        return bilm
-
-    def __getstate__(self):
-        state = super().__getstate__()
-        lm = state.pop("language_model_", None)
-        if lm is not None:
-            # NumPy arrays (float32), not tensors: the state also serialises with skops
-            # (elmofeat.dump), which knows NumPy but not torch.
-            state["_language_model_state"] = {
-                k: v.detach().cpu().float().numpy() for k, v in lm.state_dict().items()}
-        return state
-
-    def __setstate__(self, state):
-        state = dict(state)
-        weights = state.pop("_language_model_state", None)
-        super().__setstate__(state)
-        if weights is not None:
-            self.language_model_ = self._restore_language_model(weights)
-
-    def _restore_language_model(self, weights: dict) -> LanguageModel:
-        lm = self._build_language_model(len(self.vocabulary_), input_dim=self.token_input_dim_)
-        # NumPy arrays (the current state) or tensors (pickles of earlier versions).
-        lm.load_state_dict({k: torch.as_tensor(v) for k, v in weights.items()})
-        device = torch.device("cpu")
-        with contextlib.suppress(ValueError):
-            device = self._device  # a model trained on CUDA loads on a CPU-only machine
-        return lm.to(device).eval()

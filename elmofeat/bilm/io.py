@@ -7,6 +7,7 @@ tensors are mapped to the CPU whatever device trained the model.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import warnings
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import torch
+from sklearn.utils.validation import check_is_fitted
 
 from .._files import save_torch_atomically
 from .._text import Vocabulary
@@ -171,6 +173,74 @@ def read_bilm_file(path, known_params, stamped) -> SavedBiLM:
     # Files written before token_init existed hold randomly initialised embeddings.
     params.setdefault("token_init", "random")
     return SavedBiLM(params, fitted, Vocabulary(vocabulary, counts.numpy(), unknown="<unk>"), state)
+
+
+class PersistenceMixin:
+    """``save``, ``load`` and the pickling policy of :class:`~elmofeat.BiLM`.
+
+    Pickles hold the weights as NumPy arrays (not tensors, not modules); files hold
+    JSON and tensors (:func:`save_bilm`). Both rebuild the modules from the parameters.
+    """
+
+    def save(self, path) -> None:
+        """Save to one file: JSON configuration, vocabulary and tensors (no pickled code).
+
+        The file is written next to ``path`` and renamed into place, so a failed save
+        leaves an existing file untouched. Load it with :meth:`BiLM.load`.
+        """
+        check_is_fitted(self, "language_model_")
+        save_bilm(self, path)
+
+    @classmethod
+    def load(cls, path, device: str = "cpu"):
+        """Load a file written by :meth:`save` (with ``torch.load(weights_only=True)``)."""
+        saved = read_bilm_file(path, known_params=cls._get_param_names(),
+                               stamped=cls._stamped_packages)
+        bilm = cls(**{**saved.params, "device": device})
+        try:
+            bilm._validate_params()
+            bilm._check_params_together()
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{path} has an invalid parameter: {exc}") from None
+        bilm.vocabulary_ = saved.vocabulary
+        bilm.history_ = saved.fitted["history"]
+        bilm.n_epochs_ = saved.fitted["n_epochs"]
+        bilm.pretrained_coverage_ = saved.fitted["pretrained_coverage"]
+        bilm.token_input_dim_ = saved.fitted["token_input_dim"]
+        bilm.output_dim_ = 2 * bilm.embedding_dim
+        bilm.n_representations_ = bilm.n_layers + 1
+        try:
+            bilm.language_model_ = bilm._restore_language_model(saved.state_dict)
+        except (RuntimeError, TypeError, ValueError, KeyError) as exc:  # from load_state_dict
+            raise ValueError(
+                f"{path}: the weights do not match the saved configuration: {exc}") from exc
+        return bilm
+
+    def __getstate__(self):
+        state = super().__getstate__()
+        lm = state.pop("language_model_", None)
+        if lm is not None:
+            # NumPy arrays (float32), not tensors: the state also serialises with skops
+            # (elmofeat.dump), which knows NumPy but not torch.
+            state["_language_model_state"] = {
+                k: v.detach().cpu().float().numpy() for k, v in lm.state_dict().items()}
+        return state
+
+    def __setstate__(self, state):
+        state = dict(state)
+        weights = state.pop("_language_model_state", None)
+        super().__setstate__(state)
+        if weights is not None:
+            self.language_model_ = self._restore_language_model(weights)
+
+    def _restore_language_model(self, weights: dict):
+        lm = self._build_language_model(len(self.vocabulary_), input_dim=self.token_input_dim_)
+        # NumPy arrays (the current state) or tensors (pickles of earlier versions).
+        lm.load_state_dict({k: torch.as_tensor(v) for k, v in weights.items()})
+        device = torch.device("cpu")
+        with contextlib.suppress(ValueError):
+            device = self._device  # a model trained on CUDA loads on a CPU-only machine
+        return lm.to(device).eval()
 
 
 def weights_digest(bilm) -> str:

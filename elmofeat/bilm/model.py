@@ -16,6 +16,8 @@ import torch
 from torch import nn
 
 from .dropout import ByteDropout
+from .softmax import build_softmax
+from .token_layers import CharCNN, WordEmbedding
 
 # torch says this once per process for every projected LSTM (hidden_dim > embedding_dim):
 # it only means that the plain kernel runs instead of oneDNN's, nothing a user can act on.
@@ -44,7 +46,7 @@ class LSTMStack(nn.Module):
     Layer ``i > 0`` adds its input to its output (ELMo's residual from layer 1 to 2).
     Each layer may project its hidden state (``nn.LSTM``'s ``proj_size``). Dropout
     applies to the inputs of layers ``i > 0`` (the token layer's output is dropped out
-    once, by :class:`BiLMModule`, for both directions).
+    once, by :class:`BiLSTMEncoder`, for both directions).
 
     Shape
     -----
@@ -84,7 +86,7 @@ class LSTMStack(nn.Module):
         return outputs
 
 
-class BiLMModule(nn.Module):
+class BiLSTMEncoder(nn.Module):
     """Token layer + forward and backward LSTM stacks.
 
     Parameters
@@ -175,23 +177,24 @@ class BiLMModule(nn.Module):
 
 
 class LanguageModel(nn.Module):
-    """The biLM and its output layer; ``forward`` returns the mean LM loss of a batch.
+    """The encoder and its output layer; ``forward`` returns the mean LM loss of a batch.
 
     Forward states at positions ``0 .. n-2`` predict tokens ``1 .. n-1``; backward
     states at ``1 .. n-1`` predict ``0 .. n-2``. One softmax serves both directions
     (as in ELMo).
     """
 
-    def __init__(self, bilm: nn.Module, softmax: nn.Module, dropout: float = 0.1):
+    def __init__(self, encoder: nn.Module, softmax: nn.Module, dropout: float = 0.1):
         super().__init__()
-        self.bilm = bilm
+        self.encoder = encoder
         self.softmax = softmax
         self.dropout = ByteDropout(dropout)
+        self.register_load_state_dict_pre_hook(_rename_old_keys)
 
     def _hidden_and_targets(self, inputs, word_ids, lengths):
         # The backward direction is scored in its own reading order: reversed, its
         # state at t predicts reversed token t + 1, just as the forward one does.
-        _, forward_states, reversed_states = self.bilm.run_directions(inputs, lengths)
+        _, forward_states, reversed_states = self.encoder.run_directions(inputs, lengths)
         reversed_ids = reverse_padded(word_ids, lengths)
         steps = word_ids.shape[1] - 1
         mask = torch.arange(steps, device=word_ids.device)[None, :] < (lengths - 1)[:, None]
@@ -207,3 +210,38 @@ class LanguageModel(nn.Module):
         """Summed exact log-likelihood of both directions and the number of targets."""
         hidden, targets = self._hidden_and_targets(inputs, word_ids, lengths)
         return float(self.softmax.log_likelihood(hidden, targets).sum()), len(targets)
+
+
+def build_language_model(n_words: int, *, token_layer: str, embedding_dim: int,
+                         hidden_dim: int, n_layers: int, dropout: float, softmax: str,
+                         n_samples: int, tie_weights: bool, char_dim: int, char_filters,
+                         n_highway: int, pretrained=None, input_dim: int | None = None
+                         ) -> LanguageModel:
+    """The language model a :class:`~elmofeat.BiLM` with these parameters trains.
+
+    ``pretrained`` (n_words, width): starting word vectors; ``input_dim``: the width of
+    the word embedding of a model rebuilt to load saved weights.
+    """
+    if token_layer == "word":
+        tokens = WordEmbedding(n_words, embedding_dim, pretrained, input_dim)
+    else:
+        tokens = CharCNN(embedding_dim, char_dim, [tuple(f) for f in char_filters], n_highway)
+    encoder = BiLSTMEncoder(tokens, hidden_dim, n_layers,
+                            projection=hidden_dim != embedding_dim, dropout=dropout)
+    tied = None
+    if tie_weights:
+        if tokens.projection is not None:
+            raise ValueError(
+                "tie_weights=True needs a word embedding of width embedding_dim; the "
+                f"pretrained vectors are {tokens.embedding.weight.shape[1]} wide"
+            )
+        tied = tokens.embedding.weight
+    output = build_softmax(softmax, embedding_dim, n_words, n_samples=n_samples, tied_weight=tied)
+    return LanguageModel(encoder, output, dropout)
+
+
+def _rename_old_keys(module, state_dict, prefix, *args) -> None:
+    # Files, pickles and checkpoints written before the encoder had its name call it
+    # "bilm"; their weights load unchanged.
+    for key in [k for k in state_dict if k.startswith(prefix + "bilm.")]:
+        state_dict[prefix + "encoder." + key[len(prefix) + 5:]] = state_dict.pop(key)

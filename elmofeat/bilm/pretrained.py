@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import logging
 import os
 
 import numpy as np
+
+logger = logging.getLogger("elmofeat")
 
 
 def load_word_vectors(path, words=None) -> "KeyedVectors":  # noqa: F821
@@ -129,3 +132,29 @@ def corpus_vectors(token_lists, vocabulary, n_special: int, dim: int,
         vectors = np.hstack([vectors, noise])
     matrix[n_special:][known] = vectors[known]
     return matrix, {"found": int(known.sum()), "missing": int((~known).sum())}
+
+
+def initial_word_vectors(bilm, X, vocabulary, n_specials: int, train_docs, random_state):
+    """Where a word-level biLM's embedding starts: ``(vectors, coverage)``.
+
+    The user's ``pretrained_vectors`` (coverage: words found and missing), else with
+    ``token_init="svd"`` the SVD vectors of the training documents (the validation ones
+    stay unseen; coverage None), else ``(None, None)``: a random start.
+    """
+    if bilm.token_layer != "word":
+        return None, None
+    if bilm.pretrained_vectors is not None:
+        keyed_vectors = resolve_pretrained(bilm.pretrained_vectors, X,
+                                           words=vocabulary.tokens[n_specials:])
+        vectors, coverage = pretrained_matrix(keyed_vectors, vocabulary.tokens, n_specials)
+        logger.info("pretrained vectors cover %d of %d vocabulary words; %d initialised at random",
+                    coverage["found"], len(vocabulary), coverage["missing"])
+        return vectors, coverage
+    if bilm.token_init == "svd":
+        vectors, coverage = corpus_vectors(train_docs, vocabulary, n_specials,
+                                           bilm.embedding_dim, random_state)
+        logger.info("word embedding starts from the SVD vectors of %d of %d words",
+                    coverage["found"], len(vocabulary) - n_specials)
+        return vectors, None
+    return None, None
+

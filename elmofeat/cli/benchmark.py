@@ -1,4 +1,4 @@
-"""``elmofeat benchmark``: the suite report (see :mod:`elmofeat.comparison`)."""
+"""``elmofeat benchmark``: the suite report (see :mod:`elmofeat.benchmark`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 
 def add_arguments(parser) -> None:
-    from ..comparison.catalog import ALIASES, DATASETS, METHOD_NAMES as METHODS
+    from ..benchmark.catalog import ALIASES, DATASETS, METHOD_NAMES as METHODS
 
     parser.add_argument("-o", "--output", default="elmofeat-report",
                         help="report folder (default: ./elmofeat-report)")
@@ -35,7 +35,7 @@ def add_arguments(parser) -> None:
 
 
 def settings_from(args):
-    from ..comparison import ComparisonSettings
+    from ..benchmark import BenchmarkSettings
 
     changes = {"seed": args.seed}
     if args.folds is not None:
@@ -46,12 +46,12 @@ def settings_from(args):
         changes["methods"] = tuple(args.methods)
     if args.bilm_epochs is not None:
         changes["bilm_epochs"] = args.bilm_epochs
-    base = ComparisonSettings.quick_run() if args.quick else ComparisonSettings()
+    base = BenchmarkSettings.quick_run() if args.quick else BenchmarkSettings()
     return replace(base, **changes)
 
 
 def run(args) -> int:
-    from ..comparison import run_comparison, write_report
+    from ..benchmark import run_benchmark, write_report
 
     settings = settings_from(args)
     output = Path(args.output)
@@ -63,7 +63,7 @@ def run(args) -> int:
         except ImportError:
             raise ValueError("the figures need matplotlib: pip install 'elmofeat[plot]', "
                              "or pass --no-figures") from None
-    results = run_comparison(settings, data_home=args.data_home, progress=not args.no_progress,
+    results = run_benchmark(settings, data_home=args.data_home, progress=not args.no_progress,
                              splits_dir=output / "splits", resume=args.resume)
     results["command"] = "elmofeat " + shlex.join(args.argv)
     paths = write_report(results, output, figures=not args.no_figures)

@@ -9,7 +9,7 @@ import torch
 from elmofeat import BiLM
 from elmofeat.bilm.batching import make_windows
 from elmofeat.bilm.callbacks import Callback, EarlyStopping, TimeBudget
-from elmofeat.bilm.model import BiLMModule, LanguageModel
+from elmofeat.bilm.model import BiLSTMEncoder, LanguageModel
 from elmofeat.bilm.softmax import FullSoftmax
 from elmofeat.bilm.token_layers import WordEmbedding
 from elmofeat.bilm.train import Pretrainer, TrainConfig
@@ -92,7 +92,7 @@ def _tiny_pretrainer(callbacks, max_epochs=2):
                                   unknown="<unk>")
     windows = make_windows(docs, vocabulary, max_len=8, with_types=False)
     torch.manual_seed(0)
-    encoder = BiLMModule(WordEmbedding(len(vocabulary), 4), hidden_dim=4, dropout=0.0)
+    encoder = BiLSTMEncoder(WordEmbedding(len(vocabulary), 4), hidden_dim=4, dropout=0.0)
     lm = LanguageModel(encoder, FullSoftmax(4, len(vocabulary)), dropout=0.0)
     config = TrainConfig(max_epochs=max_epochs, batch_size=4, learning_rate=1e-2,
                          weight_decay=0.0, clip_norm=1.0, patience=None, bf16=False, seed=0,

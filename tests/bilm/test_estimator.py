@@ -85,7 +85,7 @@ def test_unseen_words_share_unk_in_the_word_layer(fitted):
 def test_tied_weights_share_the_embedding(corpus):
     bilm = BiLM(**{**TINY, "softmax": "full", "tie_weights": True}).fit(corpus)
     lm = bilm.language_model_
-    assert lm.softmax.weight is lm.bilm.token_layer.embedding.weight
+    assert lm.softmax.weight is lm.encoder.token_layer.embedding.weight
 
 
 def test_verbose_says_what_it_pretrains_and_shows_one_bar_over_all_epochs(corpus, capsys):
@@ -114,15 +114,16 @@ def test_verbose_says_what_it_pretrains_and_shows_one_bar_over_all_epochs(corpus
     ({"char_filters": ((1, 0),)}, ValueError, "char_filters"),
     ({"char_filters": "abc"}, ValueError, "char_filters"),
     ({"device": "tpu"}, ValueError, "device"),
-    ({"n_threads": True}, TypeError, "n_threads must be a number, got the boolean"),
-    ({"embedding_dim": True}, TypeError, "embedding_dim must be a number"),
+    ({"n_threads": True}, TypeError, "'n_threads' parameter of BiLM must be an int .* Got True"),
+    ({"embedding_dim": True}, TypeError, "'embedding_dim' parameter of BiLM must be an int"),
     ({"min_count": 10_000}, ValueError, "vocabulary is empty"),
     ({"embedding_dim": 16, "hidden_dim": 8}, ValueError, "hidden_dim=8 is below embedding_dim=16"),
     ({"pretrained_vectors": 3.5}, TypeError, "pretrained_vectors"),
-    ({"token_init": "glove"}, ValueError, "token_init must be one of"),
-    ({"dropout": 0.999}, ValueError, "dropout == 0.999, must be <= 0.99"),
-    ({"learning_rate": float("nan")}, ValueError, "learning_rate must be a finite number"),
-    ({"clip_norm": float("inf")}, ValueError, "clip_norm must be a finite number"),
+    ({"token_init": "glove"}, ValueError, "'token_init' parameter of BiLM must be a str among"),
+    ({"dropout": 0.999}, ValueError, r"'dropout' parameter .* range \[0.0, 0.99\]. Got 0.999"),
+    ({"learning_rate": float("nan")}, ValueError, "'learning_rate' parameter .* Got nan"),
+    ({"clip_norm": float("inf")}, ValueError, "'clip_norm' parameter .* Got inf"),
+    ({"verbose": "loud"}, ValueError, "'verbose' parameter of BiLM"),
 ])
 def test_bad_parameters_raise_clear_errors(corpus, params, error, match):
     with pytest.raises(error, match=match):

@@ -202,3 +202,26 @@ def test_hand_edited_files_give_a_clear_error(fitted, tmp_path, change, match):
     path = _rewrite(tmp_path / "bilm.pt", tmp_path / "edited.pt", edit)
     with pytest.raises(ValueError, match=match):
         BiLM.load(path)
+
+
+def test_files_and_pickles_from_before_the_encoder_was_named_load(fitted, tmp_path):
+    from elmofeat.bilm.io import payload_checksum
+
+    fitted.save(tmp_path / "bilm.pt")
+    payload = torch.load(tmp_path / "bilm.pt", weights_only=True)
+    payload["state_dict"] = {k.replace("encoder.", "bilm.", 1): v
+                             for k, v in payload["state_dict"].items()}
+    assert any(k.startswith("bilm.") for k in payload["state_dict"])
+    payload["checksum"] = payload_checksum(payload)
+    torch.save(payload, tmp_path / "old.pt")
+    old = BiLM.load(tmp_path / "old.pt")
+    for (name, x), y in zip(fitted.language_model_.state_dict().items(),
+                            old.language_model_.state_dict().values()):
+        assert torch.equal(x, y), name
+    state = fitted.__getstate__()
+    state["_language_model_state"] = {k.replace("encoder.", "bilm.", 1): v
+                                      for k, v in state["_language_model_state"].items()}
+    unpickled = BiLM.__new__(BiLM)
+    unpickled.__setstate__(state)
+    np.testing.assert_array_equal(unpickled.embed(["a b c"])[0], fitted.embed(["a b c"])[0])
+

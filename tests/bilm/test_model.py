@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from elmofeat.bilm.model import BiLMModule, reverse_padded
+from elmofeat.bilm.model import BiLSTMEncoder, reverse_padded
 from elmofeat.bilm.softmax import FullSoftmax
 from elmofeat.bilm.token_layers import WordEmbedding
 from elmofeat.bilm.model import LanguageModel
@@ -19,7 +19,7 @@ def test_reverse_padded_reverses_within_length_only():
 @pytest.mark.parametrize("projection", [False, True])
 def test_directions_never_see_the_token_they_predict(projection):
     torch.manual_seed(0)
-    module = BiLMModule(WordEmbedding(50, 8), hidden_dim=12 if projection else 8,
+    module = BiLSTMEncoder(WordEmbedding(50, 8), hidden_dim=12 if projection else 8,
                         projection=projection, dropout=0.0).eval()
     ids = torch.randint(4, 50, (1, 9))
     lengths = torch.tensor([9])
@@ -35,7 +35,7 @@ def test_directions_never_see_the_token_they_predict(projection):
 
 def test_padding_does_not_change_real_positions():
     torch.manual_seed(0)
-    module = BiLMModule(WordEmbedding(30, 8), hidden_dim=8, dropout=0.0).eval()
+    module = BiLSTMEncoder(WordEmbedding(30, 8), hidden_dim=8, dropout=0.0).eval()
     ids = torch.randint(4, 30, (1, 6))
     alone = module.layer_representations(ids, torch.tensor([6]))
     padded = torch.cat([ids, torch.zeros(1, 4, dtype=torch.long)], dim=1)
@@ -57,7 +57,7 @@ def test_reverse_padded_works_on_feature_tensors_and_its_gradient_flows_back():
 def test_lm_scores_each_direction_on_the_targets_it_must_predict():
     """The loss pairs every state with the right target, whatever order it works in."""
     torch.manual_seed(0)
-    bilm = BiLMModule(WordEmbedding(40, 8), hidden_dim=8, dropout=0.0)
+    bilm = BiLSTMEncoder(WordEmbedding(40, 8), hidden_dim=8, dropout=0.0)
     lm = LanguageModel(bilm, FullSoftmax(8, 40), dropout=0.0).eval()
     ids = torch.randint(4, 40, (3, 7))
     lengths = torch.tensor([7, 4, 6])
@@ -78,4 +78,4 @@ def test_lm_scores_each_direction_on_the_targets_it_must_predict():
 
 def test_hidden_dim_without_projection_is_rejected():
     with pytest.raises(ValueError, match="projection"):
-        BiLMModule(WordEmbedding(10, 8), hidden_dim=16, projection=False)
+        BiLSTMEncoder(WordEmbedding(10, 8), hidden_dim=16, projection=False)

@@ -42,7 +42,7 @@ def test_fit_with_pretrained_keyed_vectors_logs_coverage(corpus, caplog):
     assert bilm.pretrained_coverage_["found"] == 13
     assert bilm.pretrained_coverage_["missing"] == len(bilm.vocabulary_) - 4 - 13
     assert "pretrained vectors cover 13" in caplog.text
-    assert bilm.language_model_.bilm.token_layer.projection is not None  # 10 -> 16
+    assert bilm.language_model_.encoder.token_layer.projection is not None  # 10 -> 16
     assert bilm.embed(["topic0word1 ."])[0].shape == (2, 3, 32)
 
 
@@ -59,7 +59,7 @@ def test_fit_with_glove_file_and_with_vectorizers(corpus, tmp_path, monkeypatch)
     assert bilm.pretrained_coverage_["found"] == 3
     # The file is read for the vocabulary's words only (the specials are never looked up).
     assert sorted(asked[0]) == sorted(bilm.vocabulary_.tokens[4:])
-    assert bilm.language_model_.bilm.token_layer.projection is None
+    assert bilm.language_model_.encoder.token_layer.projection is None
     fitted_vec = SkipGramVectorizer(vector_size=16, min_count=1, random_state=0).fit(corpus)
     a = BiLM(**{**TINY, "max_epochs": 1, "pretrained_vectors": fitted_vec}).fit(corpus)
     b = BiLM(**{**TINY, "max_epochs": 1,

@@ -1,4 +1,4 @@
-"""The comparison behind ``elmofeat benchmark``: scores, reproducibility, the report."""
+"""The task suite behind ``elmofeat benchmark`` (elmofeat.benchmark): scores, reproducibility, the report."""
 
 import json
 
@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from elmofeat.cli import main
-from elmofeat.comparison import ComparisonSettings, run_comparison, write_report
-from elmofeat.comparison.report import render_markdown, summarize
+from elmofeat.benchmark import BenchmarkSettings, run_benchmark, write_report
+from elmofeat.benchmark.report import render_markdown, summarize
 
 # Two tasks of the suite, small enough for CI; every method (SVD's 300 components need
 # a vocabulary of 300 words, which these slices have).
@@ -17,8 +17,8 @@ TINY = dict(datasets=("ag_news", "cr"), folds=2, ag_news_documents=400, cr_docum
 
 @pytest.fixture(scope="module")
 def results(data_home):
-    settings = ComparisonSettings(**TINY)
-    return run_comparison(settings, data_home=data_home, progress=False, log=lambda line: None)
+    settings = BenchmarkSettings(**TINY)
+    return run_benchmark(settings, data_home=data_home, progress=False, log=lambda line: None)
 
 
 def test_every_split_scores_every_method(results):
@@ -47,7 +47,7 @@ def test_every_split_scores_every_method(results):
 
 
 def test_the_same_seed_gives_the_same_table(results, data_home):
-    again = run_comparison(ComparisonSettings(**TINY), data_home=data_home, progress=False,
+    again = run_benchmark(BenchmarkSettings(**TINY), data_home=data_home, progress=False,
                            log=lambda line: None)
     for key in ("ag_news", "cr"):
         for first, second in zip(results["datasets"][key]["splits"], again["datasets"][key]["splits"]):
@@ -75,7 +75,7 @@ def test_report_files(results, tmp_path):
 def test_a_failed_report_keeps_the_previous_one(results, tmp_path, monkeypatch):
     write_report(results, tmp_path, figures=False)
     before = (tmp_path / "report.md").read_text()
-    import elmofeat.comparison.report as report
+    import elmofeat.benchmark.report as report
 
     def broken(*args):
         raise RuntimeError("disk full")
@@ -101,16 +101,16 @@ def test_reference_comparison_names_bands_and_mix_order(results):
 
 def test_settings_are_checked():
     with pytest.raises(ValueError, match="unknown method 'bert'"):
-        ComparisonSettings(methods=("bert",))
+        BenchmarkSettings(methods=("bert",))
     with pytest.raises(ValueError, match="datasets must be among"):
-        ComparisonSettings(datasets=("imdb",))
+        BenchmarkSettings(datasets=("imdb",))
     with pytest.raises(ValueError, match="folds must be"):
-        ComparisonSettings(folds=1)
-    assert ComparisonSettings(methods=("elmo", "svd")).methods == (
+        BenchmarkSettings(folds=1)
+    assert BenchmarkSettings(methods=("elmo", "svd")).methods == (
         "svd", "elmo-trainable", "elmo-frozen", "elmo-mlp")
-    assert ComparisonSettings(methods=("elmo-glove", "tfidf")).bilms() == ("glove",)
-    assert ComparisonSettings(methods=("anchors",)).bilms() == ()
-    full = ComparisonSettings()
+    assert BenchmarkSettings(methods=("elmo-glove", "tfidf")).bilms() == ("glove",)
+    assert BenchmarkSettings(methods=("anchors",)).bilms() == ()
+    full = BenchmarkSettings()
     assert full.bilm_params() == {} and full.mix_params() == {}  # the suite uses defaults
     assert [full.n_folds(d) for d in full.datasets] == [5, None, 10, 10]
 
@@ -128,7 +128,7 @@ def test_benchmark_command_without_a_bilm(data_home, tmp_path, capsys):
 
 
 def test_targets_are_checked_against_the_better_tfidf_row():
-    from elmofeat.comparison.targets import check_targets
+    from elmofeat.benchmark.targets import check_targets
 
     def stat(value):
         return {"accuracy": {"mean": value, "std": 0.0}}
@@ -147,19 +147,19 @@ def test_targets_are_checked_against_the_better_tfidf_row():
 
 
 def test_a_stopped_run_resumes_from_its_finished_splits(data_home, tmp_path, monkeypatch):
-    import elmofeat.comparison.run as run
+    import elmofeat.benchmark.run as run
 
-    settings = ComparisonSettings(datasets=("ag_news",), methods=("tfidf", "svd"), folds=2,
+    settings = BenchmarkSettings(datasets=("ag_news",), methods=("tfidf", "svd"), folds=2,
                                   ag_news_documents=300)
     quiet = dict(data_home=data_home, progress=False, log=lambda line: None)
-    first = run_comparison(settings, splits_dir=tmp_path, **quiet)
+    first = run_benchmark(settings, splits_dir=tmp_path, **quiet)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ag_news-1.json", "ag_news-2.json"]
     # The second split's file is lost (as if the run had been killed during it).
     (tmp_path / "ag_news-2.json").unlink()
     calls = []
     evaluate = run._evaluate
     monkeypatch.setattr(run, "_evaluate", lambda key, *a: calls.append(key) or evaluate(key, *a))
-    again = run_comparison(settings, splits_dir=tmp_path, resume=True, **quiet)
+    again = run_benchmark(settings, splits_dir=tmp_path, resume=True, **quiet)
     assert calls == ["tfidf", "svd"]  # only the missing split ran
     for old, new in zip(first["datasets"]["ag_news"]["splits"], again["datasets"]["ag_news"]["splits"]):
         assert old["name"] == new["name"]
@@ -170,9 +170,9 @@ def test_a_stopped_run_resumes_from_its_finished_splits(data_home, tmp_path, mon
             == first["datasets"]["ag_news"]["splits"][0]["methods"]["svd"]["seconds"])
     # Other settings never reuse a split; without resume nothing is reused either.
     calls.clear()
-    run_comparison(settings.__class__(**{**settings.to_dict(), "seed": 1}), splits_dir=tmp_path,
+    run_benchmark(settings.__class__(**{**settings.to_dict(), "seed": 1}), splits_dir=tmp_path,
                    resume=True, **quiet)
     assert calls == ["tfidf", "svd"] * 2
     calls.clear()
-    run_comparison(settings, splits_dir=tmp_path, **quiet)
+    run_benchmark(settings, splits_dir=tmp_path, **quiet)
     assert calls == ["tfidf", "svd"] * 2

@@ -15,15 +15,14 @@ import platform
 import re
 import time
 from datetime import datetime, timezone
+from importlib import metadata
 from pathlib import Path
 
 import numpy as np
 from sklearn.metrics import confusion_matrix, precision_recall_fscore_support
 from tqdm.auto import tqdm
 
-from .. import _bilm_cache
-from .._config import config_context, get_config
-from .._versions import version_stamps
+from .. import __version__, clear_caches, config_context, get_config
 from ..bilm import BiLM
 from .data import load_dataset
 from .methods import METHODS, Context, make_model
@@ -96,9 +95,15 @@ def _scores(y_true, y_pred, n_classes) -> dict:
 
 
 def _environment() -> dict:
-    packages = ("elmofeat", "numpy", "scipy", "scikit-learn", "torch", "gensim", "joblib", "pandas")
-    return {**version_stamps(packages), "python": platform.python_version(),
-            "platform": platform.platform(), "cpus": os.cpu_count()}
+    packages = ("numpy", "scipy", "scikit-learn", "torch", "gensim", "joblib", "pandas")
+    versions = {"elmofeat": __version__}
+    for package in packages:
+        try:
+            versions[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            versions[package] = None
+    return {**versions, "python": platform.python_version(), "platform": platform.platform(),
+            "cpus": os.cpu_count()}
 
 
 def _memory_budget() -> int:
@@ -110,7 +115,7 @@ def _memory_budget() -> int:
     return int(min(physical // 3, 8 << 30))
 
 
-def _load_glove(home, datasets):
+def load_glove(home, datasets):
     """GloVe vectors of the words the datasets use (words and punctuation, lower-cased)."""
     from ..bilm.pretrained import load_word_vectors
 
@@ -165,13 +170,13 @@ def _keep_split(path, settings, entry) -> None:
     os.replace(temporary, path)  # a run killed while writing leaves no half file
 
 
-def run_comparison(settings, data_home=None, progress=True, log=print, splits_dir=None,
+def run_benchmark(settings, data_home=None, progress=True, log=print, splits_dir=None,
                    resume=False) -> dict:
     """Run every dataset, split and method of ``settings``; return the results dict.
 
     Parameters
     ----------
-    settings : ComparisonSettings
+    settings : BenchmarkSettings
     data_home : str or path, default=None
         Dataset folder (see :func:`elmofeat.datasets.get_data_home`).
     progress : bool, default=True
@@ -198,10 +203,10 @@ def run_comparison(settings, data_home=None, progress=True, log=print, splits_di
 
     Examples
     --------
-    >>> from elmofeat.comparison import ComparisonSettings, run_comparison
-    >>> settings = ComparisonSettings(datasets=("ag_news",), methods=("tfidf", "svd"),
+    >>> from elmofeat.benchmark import BenchmarkSettings, run_benchmark
+    >>> settings = BenchmarkSettings(datasets=("ag_news",), methods=("tfidf", "svd"),
     ...                               folds=2, ag_news_documents=200)
-    >>> results = run_comparison(settings, progress=False, log=lambda line: None)
+    >>> results = run_benchmark(settings, progress=False, log=lambda line: None)
     >>> [split["name"] for split in results["datasets"]["ag_news"]["splits"]]
     ['fold 1/2', 'fold 2/2']
     >>> 0.25 < results["datasets"]["ag_news"]["splits"][0]["methods"]["tfidf"]["accuracy"] <= 1
@@ -212,7 +217,7 @@ def run_comparison(settings, data_home=None, progress=True, log=print, splits_di
     started = time.perf_counter()
     home = get_data_home(data_home)
     datasets = [load_dataset(key, settings, home) for key in settings.datasets]
-    glove = _load_glove(home, datasets) if settings.uses_glove else None
+    glove = load_glove(home, datasets) if settings.uses_glove else None
 
     tasks = []  # (dataset, split index, task, estimated seconds)
     for dataset in datasets:
@@ -275,7 +280,7 @@ def run_comparison(settings, data_home=None, progress=True, log=print, splits_di
                     row = entry["methods"][key]
                     say(f"{where} {METHODS[key].label}: accuracy {row['accuracy']:.4f}, "
                               f"macro-F1 {row['macro_f1']:.4f} ({row['seconds']:.0f} s)")
-                _bilm_cache.REPRESENTATIONS.clear()  # the next split has another biLM
+                clear_caches()  # the next split has other biLMs
                 _keep_split(kept, settings, entry)
     results["wall_seconds"] = time.perf_counter() - started
     return results

@@ -11,7 +11,7 @@ STANDARD_FOLDS = {"ag_news": 5, "cr": 10, "mpqa": 10}
 
 
 @dataclass(frozen=True)
-class ComparisonSettings:
+class BenchmarkSettings:
     """Settings of ``elmofeat benchmark``; the defaults are the full suite.
 
     Every estimator runs with its library defaults; the few size settings below exist
@@ -21,10 +21,10 @@ class ComparisonSettings:
 
     Examples
     --------
-    >>> settings = ComparisonSettings(methods=("svd", "elmo"), datasets=("cr",))
+    >>> settings = BenchmarkSettings(methods=("svd", "elmo"), datasets=("cr",))
     >>> settings.methods
     ('svd', 'elmo-trainable', 'elmo-frozen', 'elmo-mlp')
-    >>> settings.n_folds("cr"), ComparisonSettings.quick_run().n_folds("cr")
+    >>> settings.n_folds("cr"), BenchmarkSettings.quick_run().n_folds("cr")
     (10, 2)
     """
 
@@ -63,7 +63,7 @@ class ComparisonSettings:
             raise ValueError(f"mix_cv must be >= 2, got {self.mix_cv}")
 
     @classmethod
-    def quick_run(cls, **changes) -> "ComparisonSettings":
+    def quick_run(cls, **changes) -> "BenchmarkSettings":
         """A smoke run of a few minutes: small slices, 2 folds, a 64-wide biLM for 2
         epochs. Its numbers show that everything runs, not how the methods compare."""
         base = cls(quick=True, folds=2, ag_news_documents=1200, r8_train_documents=600,

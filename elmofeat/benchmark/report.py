@@ -1,4 +1,4 @@
-"""Write a comparison's results: ``results.json``, ``report.md`` and PNG figures."""
+"""Write a benchmark's results: ``results.json``, ``report.md`` and PNG figures."""
 
 from __future__ import annotations
 
@@ -231,10 +231,10 @@ def write_report(results: dict, output, figures=True) -> dict:
     Examples
     --------
     >>> import tempfile
-    >>> from elmofeat.comparison import ComparisonSettings, run_comparison, write_report
-    >>> settings = ComparisonSettings(datasets=("ag_news",), methods=("tfidf",), folds=2,
+    >>> from elmofeat.benchmark import BenchmarkSettings, run_benchmark, write_report
+    >>> settings = BenchmarkSettings(datasets=("ag_news",), methods=("tfidf",), folds=2,
     ...                               ag_news_documents=100)
-    >>> results = run_comparison(settings, progress=False, log=lambda line: None)
+    >>> results = run_benchmark(settings, progress=False, log=lambda line: None)
     >>> paths = write_report(results, tempfile.mkdtemp(), figures=False)
     >>> sorted(paths)
     ['report.md', 'results.json']

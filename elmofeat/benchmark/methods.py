@@ -29,7 +29,7 @@ class Context:
     """What the factories of one split may use."""
 
     seed: int
-    settings: Any  # ComparisonSettings
+    settings: Any  # BenchmarkSettings
     bilm: Any = None  # fitted BiLM with the library's defaults
     glove_bilm: Any = None  # fitted BiLM whose word embedding starts from GloVe
     glove: Any = None  # KeyedVectors, for the GloVe anchor
@@ -87,7 +87,7 @@ METHODS = {
     "hybrid": Method("TF-IDF + ELMo (make_hybrid)", "hybrid", _hybrid, bilm="default", C=10.0),
 }
 if tuple(METHODS) != METHOD_NAMES:  # pragma: no cover - a developer's mistake
-    raise RuntimeError("comparison.catalog.METHOD_NAMES must list METHODS in order")
+    raise RuntimeError("benchmark.catalog.METHOD_NAMES must list METHODS in order")
 
 
 def resolve_methods(names) -> tuple[str, ...]:

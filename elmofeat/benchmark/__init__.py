@@ -4,8 +4,8 @@ and MPQA, each feeding the same LogisticRegression.
 
 ``elmofeat benchmark`` runs it; from Python::
 
-    settings = ComparisonSettings.quick_run()
-    results = run_comparison(settings, data_home="../shared/data")
+    settings = BenchmarkSettings.quick_run()
+    results = run_benchmark(settings, data_home="../shared/data")
     write_report(results, "report/")
 """
 
@@ -15,9 +15,9 @@ from .catalog import DATASETS
 _EXPORTS = {
     "METHODS": ".methods",
     "write_report": ".report",
-    "run_comparison": ".run",
-    "ComparisonSettings": ".settings",
+    "run_benchmark": ".run",
+    "BenchmarkSettings": ".settings",
 }
 __getattr__, __dir__ = lazy_attributes(__name__, _EXPORTS, globals())
 
-__all__ = ["DATASETS", "METHODS", "ComparisonSettings", "run_comparison", "write_report"]
+__all__ = ["DATASETS", "METHODS", "BenchmarkSettings", "run_benchmark", "write_report"]

@@ -1,0 +1,171 @@
+"""Running a fitted biLM: layer representations of documents, and perplexity.
+
+:class:`EmbeddingMixin` gives :class:`~elmofeat.BiLM` its inference methods; it needs
+the fitted ``language_model_``, ``vocabulary_`` and the text and batch parameters.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from typing import Iterator
+
+import numpy as np
+import torch
+from sklearn.utils.validation import check_is_fitted
+from tqdm.auto import tqdm
+
+from .._text import validate_documents
+from .._threads import adaptive_threads, tick
+from .._torch import autocast
+from .batching import bucket_batches, iter_batches
+from .train import evaluate_perplexity
+
+
+class EmbeddingMixin:
+    """``embed``, ``iter_embed``, ``embed_flat``, ``perplexity`` and ``score`` of a fitted BiLM."""
+
+    def _inference_context(self):
+        stack = contextlib.ExitStack()
+        stack.enter_context(adaptive_threads(self.n_threads))
+        stack.enter_context(torch.inference_mode())
+        stack.enter_context(autocast(str(self._device), self._bf16(False)))
+        return stack
+
+    def iter_embed(self, X, batch_size: int | None = None, chunk_size: int = 1024) -> Iterator[np.ndarray]:
+        """Stream the layer representations, one document at a time, in order.
+
+        Documents are read ``chunk_size`` at a time (``X`` may be a generator over a
+        corpus that does not fit in memory); within a chunk, windows are bucketed by
+        length into batches of ``batch_size`` windows (default ``4 * self.batch_size``).
+
+        Yields
+        ------
+        layers : ndarray of shape (n_tokens, n_layers + 1, 2 * embedding_dim), float32
+            ``n_tokens`` is the document's token count (0 for an empty document).
+        """
+        check_is_fitted(self, "language_model_")
+        if isinstance(X, (str, bytes)) or X is None:
+            validate_documents(X)  # raises the usual, precise error
+        total = len(X) if hasattr(X, "__len__") else None
+        with tqdm(total=total, unit="doc", desc="BiLM.embed", disable=not self.verbose,
+                  leave=False) as bar:
+            for layers in self._iter_embed(X, batch_size, chunk_size):
+                bar.update(1)
+                yield layers
+
+    def _iter_embed(self, X, batch_size, chunk_size):
+        chunk: list = []
+        start = 0
+        for item in X:
+            chunk.append(item)
+            if len(chunk) == chunk_size:
+                # Errors name the document's index in X, not in its chunk.
+                yield from self._embed_chunk(validate_documents(chunk, offset=start), batch_size)
+                start += len(chunk)
+                chunk = []
+        if chunk:
+            yield from self._embed_chunk(validate_documents(chunk, offset=start), batch_size)
+
+    def embed_flat(self, X, batch_size: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Layer representations of all tokens of ``X`` in one array, with offsets.
+
+        The form that vectorized consumers (mixing, pooling) want: no per-document arrays.
+
+        Returns
+        -------
+        layers : ndarray of shape (n_tokens_total, n_layers + 1, 2 * embedding_dim), float32
+        offsets : ndarray of shape (n_documents + 1,)
+            Document ``i`` owns ``layers[offsets[i]:offsets[i + 1]]``.
+        """
+        check_is_fitted(self, "language_model_")
+        return self._embed_tokens(self._tokenize(X), batch_size)
+
+    def _embed_tokens(self, token_lists, batch_size=None) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`embed_flat` of documents already cut into tokens."""
+        windows = self._windows(token_lists)
+        chars = self._chars(windows)
+        lengths = windows.lengths
+        content_offsets = np.concatenate([[0], np.cumsum(lengths - 2)])
+        out = np.empty((content_offsets[-1], self.n_representations_, self.output_dim_), np.float32)
+        batches = bucket_batches(lengths, batch_size or 4 * self.batch_size)
+        lm = self.language_model_
+        with self._inference_context():
+            for batch in iter_batches(windows, batches, chars, self._device):
+                tick()
+                layers = lm.encoder.layer_representations(batch.inputs, batch.lengths)
+                layers = layers.float().cpu().numpy()
+                for row, window in enumerate(batch.windows):
+                    n = lengths[window] - 2
+                    start = content_offsets[window]
+                    out[start : start + n] = layers[row, 1 : n + 1]  # strip <bos>, <eos>
+        # Windows of a document are consecutive, so its tokens are too.
+        doc_lengths = np.fromiter((len(t) for t in token_lists), np.int64, len(token_lists))
+        return out, np.concatenate([[0], np.cumsum(doc_lengths)])
+
+    def _embed_chunk(self, documents, batch_size):
+        out, offsets = self.embed_flat(documents, batch_size)
+        for i in range(len(offsets) - 1):
+            yield out[offsets[i] : offsets[i + 1]]
+
+    def embed(self, X, batch_size: int | None = None) -> list[np.ndarray]:
+        """Layer representations of every token of every document.
+
+        Parameters
+        ----------
+        X : iterable of str
+        batch_size : int, default=None
+            Windows per inference batch (default ``4 * self.batch_size``).
+
+        Returns
+        -------
+        layers : list of ndarray, one per document, shape (n_tokens, n_layers + 1, 2 * embedding_dim)
+            float32; representation 0 is the token layer, 1.. the LSTM layers. A
+            document's arrays do not depend on the other documents in ``X``.
+        """
+        documents = validate_documents(X)
+        return [layers.copy() for layers in self.iter_embed(documents, batch_size, chunk_size=max(1, len(documents)))]
+
+    def perplexity(self, X) -> float:
+        """Exact perplexity of both directions on the documents ``X``.
+
+        Raises
+        ------
+        ValueError
+            If ``X`` has no token at all (a perplexity of nothing is undefined).
+        """
+        check_is_fitted(self, "language_model_")
+        windows = self._windows(self._tokenize(X))
+        if len(windows) == 0:
+            raise ValueError("X has no token: perplexity needs at least one word")
+        with adaptive_threads(self.n_threads):
+            return evaluate_perplexity(self.language_model_, windows, self._chars(windows),
+                                       4 * self.batch_size, self._bf16(False), str(self._device),
+                                       desc="BiLM.perplexity" if self.verbose else None)
+
+    def score(self, X, y=None) -> float:
+        """Minus the mean per-token negative log-likelihood of both directions on ``X``
+        (``-log(perplexity(X))``): greater is better, so that ``GridSearchCV(BiLM(),
+        {"hidden_dim": [...]})`` tunes the language model by held-out likelihood.
+
+        Parameters
+        ----------
+        X : iterable of str
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        score : float
+
+        Examples
+        --------
+        >>> from sklearn.model_selection import GridSearchCV
+        >>> from elmofeat import BiLM
+        >>> texts = ["the cat sat on the mat .", "the dog sat on the log ."] * 20
+        >>> search = GridSearchCV(BiLM(embedding_dim=8, max_epochs=1, random_state=0),
+        ...                       {"hidden_dim": [8, 16]}, cv=2).fit(texts)
+        >>> search.best_params_["hidden_dim"] in (8, 16)
+        True
+        """
+        return -math.log(self.perplexity(X))

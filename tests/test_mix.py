@@ -1,0 +1,130 @@
+"""The layer mixes: torch modules (elmofeat.mix), their fitted NumPy form
+(elmofeat._fitted_mix) and the MLP alignment (elmofeat._mix_training)."""
+
+import pickle
+
+import numpy as np
+import pytest
+import torch
+
+from elmofeat._fitted_mix import LinearMix, ReluMix, frozen_mix
+from elmofeat._mix_training import align_to_initial_features
+from elmofeat._pooling import pool_vectors
+from elmofeat.mix import MLPMix, ScalarMix
+
+
+def test_scalar_mix_is_elmo_equation():
+    mix = ScalarMix(3)
+    with torch.no_grad():
+        mix.scalars.copy_(torch.tensor([0.0, 1.0, 2.0]))
+        mix.gamma.fill_(2.0)
+    layers = torch.randn(4, 3, 5)
+    weights = torch.softmax(torch.tensor([0.0, 1.0, 2.0]), 0)
+    expected = 2.0 * (weights[:, None] * layers).sum(1)
+    torch.testing.assert_close(mix(layers), expected)
+    fitted = mix.to_fitted(dim=5)
+    assert isinstance(fitted, LinearMix) and fitted.n_features == 5
+    np.testing.assert_allclose(fitted.apply(layers.numpy()), expected.numpy(), rtol=1e-5)
+    np.testing.assert_allclose(fitted.shares, weights.numpy(), rtol=1e-6)
+
+
+def _mixes(rng):
+    return {"linear": LinearMix(np.array([0.2, 0.3, 0.5], np.float32), 1.5, [0.2, 0.3, 0.5], dim=4),
+            "relu": ReluMix(rng.randn(12, 6).astype(np.float32), rng.randn(6).astype(np.float32))}
+
+
+@pytest.mark.parametrize("kind, pooling", [("linear", "mean"), ("linear", "max"),
+                                           ("relu", "mean"), ("relu", "meanmax")])
+def test_pooling_a_mix_equals_mixing_every_token_then_pooling(kind, pooling):
+    rng = np.random.RandomState(0)
+    layers = rng.randn(20, 3, 4).astype(np.float32)
+    offsets = np.array([0, 5, 5, 20])
+    mix = _mixes(rng)[kind]
+    direct = pool_vectors(mix.apply(layers), offsets, pooling)
+    np.testing.assert_allclose(mix.pool(layers, offsets, pooling), direct, rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(direct[1], 0)  # the empty document
+    assert direct.shape[1] == mix.n_features * (2 if pooling == "meanmax" else 1)
+
+
+@pytest.mark.parametrize("kind", ["linear", "relu"])
+def test_streamed_pieces_pool_like_the_whole_document(kind):
+    rng = np.random.RandomState(1)
+    mix = _mixes(rng)[kind]
+    if kind == "relu":  # with an alignment too
+        mix = mix.aligned(rng.randn(7, 6).astype(np.float32))
+    layers = rng.randn(30, 3, 4).astype(np.float32)
+    pieces = [layers[:7], layers[7:7], layers[7:30]]
+    # (an alignment is fitted for one pooling's width: test it with mean and max)
+    for pooling in ("mean", "max") if kind == "relu" else ("mean", "max", "meanmax"):
+        whole = mix.pool(layers, np.array([0, 30]), pooling)[0]
+        np.testing.assert_allclose(mix.pool_stream(iter(pieces), pooling), whole,
+                                   rtol=1e-5, atol=1e-5)
+    with pytest.raises(ValueError, match="at least one token"):
+        mix.pool_stream([layers[:0]], "mean")
+
+
+def test_an_aligned_mix_keeps_empty_documents_at_zero():
+    rng = np.random.RandomState(2)
+    mix = _mixes(rng)["relu"].aligned(np.ones((7, 6), np.float32))
+    features = mix.pool(rng.randn(4, 3, 4).astype(np.float32), np.array([0, 0, 4]), "mean")
+    np.testing.assert_array_equal(features[0], 0)
+    assert np.all(features[1] != 0)
+
+
+def test_mlp_alignment_is_identity_for_an_untrained_mix():
+    rng = np.random.RandomState(0)
+    layers = rng.randn(40, 3, 4).astype(np.float32)
+    offsets = np.arange(0, 41, 2)
+    mix = ReluMix(rng.randn(12, 6).astype(np.float32), rng.randn(6).astype(np.float32))
+    aligned = align_to_initial_features(mix, mix, layers, offsets, "mean")
+    np.testing.assert_allclose(aligned.alignment[:-1], np.eye(6), atol=1e-4)
+    np.testing.assert_allclose(aligned.pool(layers, offsets, "mean"),
+                               mix.pool(layers, offsets, "mean"), atol=1e-4)
+
+
+def test_mix_modules_divide_each_layer_by_its_scale():
+    scales = np.array([0.5, 2.0, 4.0], np.float32)
+    layers = torch.randn(6, 3, 4)
+    scaled = layers / torch.from_numpy(scales)[:, None]
+    torch.manual_seed(0)
+    plain = MLPMix(3, 4, 5)
+    torch.manual_seed(0)
+    with_scales = MLPMix(3, 4, 5, layer_scales=scales)
+    torch.testing.assert_close(with_scales(layers), plain(scaled))
+    # The NumPy form applies to the raw layers: the scales are folded in.
+    np.testing.assert_allclose(with_scales.to_fitted().apply(layers.numpy()),
+                               plain(scaled).detach().numpy(), rtol=1e-5, atol=1e-6)
+    mix = ScalarMix(3, layer_scales=scales)
+    torch.testing.assert_close(mix(layers), ScalarMix(3)(scaled))
+    fitted = mix.to_fitted(dim=4)
+    np.testing.assert_allclose(fitted.shares, [1 / 3] * 3, rtol=1e-6)
+    np.testing.assert_allclose(fitted.apply(layers.numpy()),
+                               ScalarMix(3)(scaled).detach().numpy(), rtol=1e-5, atol=1e-6)
+    with pytest.raises(ValueError, match="layer_scales must be 3 positive numbers"):
+        ScalarMix(3, layer_scales=[1.0, 0.0, 1.0])
+
+
+def test_frozen_mix_is_a_linear_mix_with_fixed_shares():
+    scales = np.array([1.0, 2.0, 4.0], np.float32)
+    rng = np.random.RandomState(0)
+    uniform = frozen_mix(None, scales, 8, rng)
+    assert isinstance(uniform, LinearMix) and uniform.n_features == 8 and uniform.gamma == 1
+    np.testing.assert_allclose(uniform.shares, [1 / 3] * 3)
+    np.testing.assert_allclose(uniform.weights, uniform.shares / scales)
+    given = frozen_mix([0, 0, 1], scales, 8, rng)
+    np.testing.assert_allclose(given.weights, [0, 0, 0.25])
+    drawn = frozen_mix("random", scales, 8, np.random.RandomState(3))
+    assert np.all((drawn.shares >= 0.5) & (drawn.shares <= 1))
+    for bad, match in [("uniform", "None, 'random' or a sequence"), ([1, 2], "3 finite numbers"),
+                       ([0, 0, 0], "all zero")]:
+        with pytest.raises(ValueError, match=match):
+            frozen_mix(bad, scales, 8, rng)
+
+
+def test_fitted_mixes_pickle_as_numpy_arrays():
+    rng = np.random.RandomState(4)
+    for mix in _mixes(rng).values():
+        copy = pickle.loads(pickle.dumps(mix))
+        layers = rng.randn(5, 3, 4).astype(np.float32)
+        np.testing.assert_array_equal(copy.apply(layers), mix.apply(layers))
+        assert all(not isinstance(v, torch.Tensor) for v in vars(copy).values())
