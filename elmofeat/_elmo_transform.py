@@ -32,7 +32,8 @@ def transform_part(bilm, mix, pooling, documents, n_parts, batch_size, n_threads
     with adaptive_threads(n_threads), threadpool_limits(n_threads):
         return np.concatenate([
             document_features(bilm, mix, pooling, chunk,
-                      lambda docs, tokens: bilm._embed_tokens(tokens, batch_size), batch_size)
+                              lambda docs, tokens: bilm._embed_tokens(tokens, batch_size),
+                              batch_size)
             for chunk in chunks(documents, CHUNK)
         ])
 

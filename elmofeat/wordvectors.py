@@ -57,7 +57,7 @@ class WordVectorsVectorizer(WordVectorVectorizer):
     _parameter_constraints: dict = {
         **WordVectorVectorizer._text_parameter_constraints,
         **WordVectorVectorizer._output_parameter_constraints,
-        "vectors": ["no_validation"],  # a path or KeyedVectors, checked when loaded
+        "vectors": "no_validation",  # a path or KeyedVectors, checked when loaded
     }
 
     def __init__(self, vectors=None, *, pooling="mean", norm=None, dtype=np.float32,

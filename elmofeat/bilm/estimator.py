@@ -286,10 +286,10 @@ class BiLM(EmbeddingMixin, PersistenceMixin, TextEstimatorMixin, BaseEstimator):
         "softmax": [StrOptions(set(SOFTMAX_KINDS))],
         "n_samples": [positive_int()],
         "tie_weights": ["boolean"],
-        "pretrained_vectors": ["no_validation"],  # checked when read (resolve_pretrained)
+        "pretrained_vectors": "no_validation",  # checked when read (resolve_pretrained)
         "token_init": [StrOptions(set(TOKEN_INITS))],
         "char_dim": [positive_int()],
-        "char_filters": ["no_validation"],  # _check_params_together: needs max_word_length
+        "char_filters": "no_validation",  # _check_params_together: needs max_word_length
         "n_highway": [positive_int(0)],
         "max_word_length": [positive_int(3)],
         "min_count": [positive_int()],
