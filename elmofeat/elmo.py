@@ -8,7 +8,6 @@ from pathlib import Path
 import numpy as np
 from joblib import Parallel, delayed, effective_n_jobs
 from sklearn.base import clone
-from sklearn.model_selection import KFold, StratifiedKFold, check_cv
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 from tqdm.auto import tqdm
@@ -25,7 +24,7 @@ from ._torch import resolve_device
 from .bilm import BiLM
 from .bilm.io import weights_digest
 from ._fitted_mix import LinearMix, ReluMix, frozen_mix, pool_layers
-from ._mix_training import HeadConfig, fit_supervised_mix, pooled_features
+from ._mix_training import HeadConfig, cross_fitting_folds, fit_supervised_mix, pooled_features
 from .mix import MIXES
 
 # Documents the frozen mix measures its layers' spread on.
@@ -437,12 +436,6 @@ class ElmoVectorizer(BaseTextVectorizer):
         if self.layer_mix == "frozen":
             return self.transform(documents)
         labelled = targets.labelled
-        y_labelled = targets.y_labelled
-        if isinstance(self.cv, Integral):
-            splitter_class = StratifiedKFold if targets.classification else KFold
-            splitter = splitter_class(self.cv, shuffle=True, random_state=seed)
-        else:
-            splitter = check_cv(self.cv, y_labelled, classifier=targets.classification)
 
         def features(mix, docs):
             if pooled is not None:
@@ -451,9 +444,7 @@ class ElmoVectorizer(BaseTextVectorizer):
 
         n_features = len(self.get_feature_names_out())
         out = np.zeros((len(documents), n_features), dtype=np.float32)
-        folds = list(splitter.split(np.zeros(len(labelled)), y_labelled))
-        _check_partition(folds, len(labelled))
-        for train, test in folds:
+        for train, test in cross_fitting_folds(self.cv, targets, seed):
             # The same seed as the full fit: every fold's mix starts from the same
             # initialisation, so that a learned (MLP) feature space stays aligned across
             # folds and with the one transform uses.
@@ -500,19 +491,3 @@ class ElmoVectorizer(BaseTextVectorizer):
             )
         empty = np.zeros((0, len(self.get_feature_names_out())), dtype=np.float32)
         return self._finish(np.concatenate([empty, *parts]))
-
-
-def _check_partition(folds, n_documents: int) -> None:
-    """Cross-fitting gives each document the features of the one fold that holds it out:
-    the test folds must cover every document exactly once (KFold does; ShuffleSplit
-    would leave documents with no features at all)."""
-    covered = np.zeros(n_documents, dtype=np.int64)
-    for _, test in folds:
-        np.add.at(covered, np.asarray(test, dtype=np.int64), 1)
-    if (covered != 1).any():
-        missing, repeated = int((covered == 0).sum()), int((covered > 1).sum())
-        raise ValueError(
-            f"cv must partition the labelled documents (each in exactly one test fold, as "
-            f"KFold and StratifiedKFold do): {missing} are in no test fold and {repeated} in "
-            "several, so fit_transform could not give them out-of-fold features"
-        )
