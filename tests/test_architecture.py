@@ -86,3 +86,18 @@ def test_no_module_is_longer_than_400_lines_of_code():
     sizes = {str(p.relative_to(PACKAGE.parent)): code_lines(p) for p in PACKAGE.rglob("*.py")}
     assert sizes["elmofeat/elmo.py"] > 100  # the count sees real modules
     assert {name: n for name, n in sizes.items() if n > 400} == {}
+
+
+def test_docstrings_name_only_functions_and_methods_that_exist():
+    import re
+
+    defined, cited = set(), {}
+    for path in PACKAGE.rglob("*.py"):
+        source = path.read_text(encoding="utf-8")
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                defined.add(node.name)
+        for name in re.findall(r":(?:func|meth):`~?([\w.]+)`", source):
+            cited.setdefault(name.rpartition(".")[2], path.name)
+    assert len(cited) > 20
+    assert {name: where for name, where in cited.items() if name not in defined} == {}
