@@ -273,7 +273,7 @@ class ElmoVectorizer(BaseTextVectorizer):
         **BaseTextVectorizer._output_parameter_constraints,
         "bilm": [BiLM, None],
         "layer_mix": [StrOptions(set(MIXES))],
-        "mix_weights": [StrOptions({"random"}), "array-like", None],  # values: frozen_weights
+        "mix_weights": [StrOptions({"random"}), "array-like", None],  # values: frozen_mix
         "scale_layers": ["boolean"],
         "cv": ["cv_object"],
         "mlp_dim": [positive_int()],
@@ -480,7 +480,7 @@ class ElmoVectorizer(BaseTextVectorizer):
                          disable=not self.verbose, leave=False) as bar:
                 for chunk in chunks(documents, CHUNK):
                     parts.append(document_features(self.bilm_, self.mix_, self.pooling, chunk,
-                                           self._cached_layers, self.batch_size))
+                                                   self._cached_layers, self.batch_size))
                     bar.update(len(chunk))
         else:
             size = -(-len(documents) // n_jobs)
