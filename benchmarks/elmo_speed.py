@@ -24,17 +24,18 @@ from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import Pipeline
 
 from _common import markdown_table, write_results
-from elmofeat import BiLM, ElmoVectorizer, _bilm_cache
+import elmofeat
+from elmofeat import BiLM, ElmoVectorizer
 from elmofeat.datasets import load_ag_news
 
 
 def search_seconds(bilm, X, y, cache_bytes):
-    _bilm_cache.REPRESENTATIONS.clear()
-    _bilm_cache.REPRESENTATIONS.max_bytes = cache_bytes
+    elmofeat.clear_caches()
     pipe = Pipeline([("elmo", ElmoVectorizer(bilm, mix_epochs=5, cache_dir=None, random_state=0)),
                      ("clf", LogisticRegression(max_iter=2000))])
     start = time.perf_counter()
-    GridSearchCV(pipe, {"elmo__layer_mix": ["trainable", "frozen", "mlp"]}, cv=3).fit(X, y)
+    with elmofeat.config_context(representation_cache_bytes=cache_bytes):
+        GridSearchCV(pipe, {"elmo__layer_mix": ["trainable", "frozen", "mlp"]}, cv=3).fit(X, y)
     return time.perf_counter() - start
 
 
@@ -49,7 +50,7 @@ def main():
     bilm = BiLM(max_time=args.train_seconds, max_epochs=1, random_state=0).fit(news.data)
 
     vectorizer = ElmoVectorizer(bilm, layer_mix="frozen", cache_dir=None).fit(news.data[:10])
-    _bilm_cache.REPRESENTATIONS.clear()
+    elmofeat.clear_caches()
     docs = news.data[-args.docs:]
     start = time.perf_counter()
     vectorizer.transform(docs)
@@ -58,10 +59,9 @@ def main():
     print(f"transform: {docs_per_second:.0f} documents/s", flush=True)
 
     X, y = news.data[: args.search_docs], news.target[: args.search_docs]
-    default_budget = _bilm_cache.REPRESENTATIONS.max_bytes
+    default_budget = elmofeat.get_config()["representation_cache_bytes"]
     with_cache = search_seconds(bilm, X, y, default_budget)
     without_cache = search_seconds(bilm, X, y, 0)
-    _bilm_cache.REPRESENTATIONS.max_bytes = default_budget
     print(f"search: {with_cache:.0f} s with reuse, {without_cache:.0f} s without", flush=True)
     markdown = (
         "### ElmoVectorizer speed\n\n"
