@@ -22,7 +22,7 @@ from torch.nn import functional as F
 from ._fitted_mix import FittedMix, ReluMix, pool_layers
 from ._pooling import pool_vectors, segment_pool
 from ._threads import tick
-from ._torch import adamw
+from ._torch import adamw, seeded
 from .bilm.batching import bucket_batches
 from .mix import MLPMix, ScalarMix
 
@@ -106,8 +106,7 @@ def fit_supervised_mix(kind: str, layers: np.ndarray, offsets: np.ndarray, docs:
     """
     # A forked, seeded torch random state: the same seed gives the same mix, and the
     # caller's global random state is left alone.
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(config.seed)
+    with seeded(config.seed):
         return _fit(kind, layers, offsets, docs, y, classification, pooling, output_dim, config,
                     pooled_layers, layer_scales)
 

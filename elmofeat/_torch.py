@@ -7,6 +7,8 @@ a layer mix) does not import the engine.
 
 from __future__ import annotations
 
+import contextlib
+
 import torch
 
 
@@ -72,3 +74,42 @@ def adamw(parameters, **options) -> torch.optim.AdamW:
         return torch.optim.AdamW(parameters, fused=True, **options)
     except (RuntimeError, TypeError, ValueError):  # older torch, or no fused kernel here
         return torch.optim.AdamW(parameters, **options)
+
+
+def _cuda_index(device: torch.device) -> int | None:
+    if device.type != "cuda":
+        return None
+    return device.index if device.index is not None else torch.cuda.current_device()
+
+
+@contextlib.contextmanager
+def seeded(seed: int, device="cpu"):
+    """A block whose random draws start from ``seed``: the CPU generator's and, for a
+    CUDA device, that device's (dropout draws there). The global random state is put
+    back afterwards, on the CPU and on the GPU alike, and no other device is touched
+    (``torch.manual_seed`` would reseed every GPU)."""
+    index = _cuda_index(torch.device(device))
+    with torch.random.fork_rng(devices=[] if index is None else [index]):
+        torch.random.default_generator.manual_seed(seed)
+        if index is not None:
+            with torch.cuda.device(index):
+                torch.cuda.manual_seed(seed)
+        yield
+
+
+def rng_state(device) -> dict:
+    """The generators a training step on ``device`` draws from: ``{"torch_rng": CPU}``,
+    plus ``"cuda_rng"`` on a CUDA device (a checkpoint keeps both)."""
+    state = {"torch_rng": torch.get_rng_state()}
+    index = _cuda_index(torch.device(device))
+    if index is not None:
+        state["cuda_rng"] = torch.cuda.get_rng_state(index)
+    return state
+
+
+def set_rng_state(state: dict, device) -> None:
+    """Restore what :func:`rng_state` returned (a CUDA state only on a CUDA device)."""
+    torch.set_rng_state(state["torch_rng"])
+    index = _cuda_index(torch.device(device))
+    if index is not None and state.get("cuda_rng") is not None:
+        torch.cuda.set_rng_state(state["cuda_rng"], index)

@@ -17,7 +17,7 @@ from .._param_validation import (Interval, Real, StrOptions, TorchDevices, fit_c
                                  positive_int)
 from .._text import Vocabulary
 from .._threads import N_THREADS_CONSTRAINTS, adaptive_threads
-from .._torch import bf16_supported, resolve_device
+from .._torch import bf16_supported, resolve_device, seeded
 from .batching import SPECIALS, UNK, Windows, char_table, make_windows
 from .callbacks import standard_callbacks
 from .collectives import world
@@ -417,8 +417,7 @@ class BiLM(EmbeddingMixin, PersistenceMixin, TextEstimatorMixin, BaseEstimator):
             checkpoint_every=self.checkpoint_every, verbose=bool(self.verbose), device=str(device),
             max_time=None if self.max_time is None else float(self.max_time),
         )
-        with adaptive_threads(self.n_threads, training=True), torch.random.fork_rng(devices=[]):
-            torch.manual_seed(seed)
+        with adaptive_threads(self.n_threads, training=True), seeded(seed, device):
             lm = self._build_language_model(len(vocabulary), pretrained).to(device)
             self.token_input_dim_ = (
                 lm.encoder.token_layer.embedding.weight.shape[1] if self.token_layer == "word" else None

@@ -15,7 +15,7 @@ import torch
 from torch import nn
 
 from .._threads import tick
-from .._torch import adamw, autocast
+from .._torch import adamw, autocast, rng_state, set_rng_state
 from .batching import Windows, bucket_batches, iter_batches
 from .collectives import all_reduce_sum, average_gradients, broadcast_parameters, world
 from .model import LanguageModel
@@ -111,7 +111,7 @@ class Pretrainer:
             "global_step": self.global_step,
             "lm": self.lm.state_dict(),
             "optimizer": self.optimizer.state_dict(),
-            "torch_rng": torch.get_rng_state(),
+            **rng_state(self.config.device),
             "history": self.history,
             "stopped_early": self.stopped_early,
         }
@@ -122,7 +122,7 @@ class Pretrainer:
     def load_state_dict(self, state: dict) -> None:
         self.lm.load_state_dict(state["lm"])
         self.optimizer.load_state_dict(state["optimizer"])
-        torch.set_rng_state(state["torch_rng"])
+        set_rng_state(state, self.config.device)
         self.epoch, self.step_in_epoch = state["epoch"], state["step_in_epoch"]
         self.global_step, self.history = state["global_step"], state["history"]
         self.stopped_early = state["stopped_early"]
