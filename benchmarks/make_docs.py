@@ -54,8 +54,8 @@ SECTIONS = [
 ]
 
 
-REPORT = RESULTS / "report"  # written by the README's main job: elmofeat benchmark
-REPORT_COMMAND = "elmofeat benchmark --output benchmarks/results/report"
+REPORT = ROOT / "docs" / "report"  # written by the README's main job: elmofeat benchmark
+REPORT_COMMAND = "elmofeat benchmark --output docs/report"
 
 
 def comparison_section() -> str:
@@ -66,12 +66,12 @@ def comparison_section() -> str:
             "estimator with its defaults; it includes the AG News comparison of the reference "
             f"experiment. Command: `{REPORT_COMMAND}` (the README's first command); the full "
             "report, with per-class scores, is "
-            "[report.md](../benchmarks/results/report/report.md).\n")
+            "[report.md](report/report.md).\n")
     report = REPORT / "report.md"
     if not report.is_file():
         return head + "\n_Not run yet._\n"
     body = report.read_text().split("\n", 1)[1]  # without its title
-    body = re.sub(r"\]\((\w+\.png)\)", r"](../benchmarks/results/report/\1)", body)
+    body = re.sub(r"\]\((\w+\.png)\)", r"](report/\1)", body)
     return head + body.replace("\n## ", "\n### ")
 
 
@@ -122,7 +122,7 @@ def update_readme():
     head, rest = readme.read_text().split("<!-- headline:start -->")
     _, tail = rest.split("<!-- headline:end -->")
     block = ("<!-- headline:start -->\n"
-             f"From `{REPORT_COMMAND}` ([full report](benchmarks/results/report/report.md), "
+             f"From `{REPORT_COMMAND}` ([full report](docs/report/report.md), "
              "with the targets, wall times and per-task details):\n\n"
              + "\n".join(tasks) + "\n\n" + "\n".join(table) + "\n\n" + note
              + (f" {targets}" if targets else "") + "\n<!-- headline:end -->")
