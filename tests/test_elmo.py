@@ -284,10 +284,10 @@ def test_parallel_transform_equals_sequential(corpus, bilm):
 def test_parallel_workers_get_a_share_of_the_threads(corpus, bilm, monkeypatch):
     import contextlib
 
-    from elmofeat import _parallel, elmo
+    from elmofeat import _elmo_transform, _parallel
 
     seen = []
-    real = elmo.adaptive_threads
+    real = _elmo_transform.adaptive_threads
 
     @contextlib.contextmanager
     def spy(n_threads):
@@ -297,7 +297,7 @@ def test_parallel_workers_get_a_share_of_the_threads(corpus, bilm, monkeypatch):
 
     documents = (corpus[0] * 10)[:1100]
     vectorizer = ElmoVectorizer(bilm, layer_mix="frozen", n_jobs=2, cache_dir=None).fit(documents)
-    monkeypatch.setattr(elmo, "adaptive_threads", spy)
+    monkeypatch.setattr(_elmo_transform, "adaptive_threads", spy)
     monkeypatch.setattr(_parallel, "cpu_count", lambda: 8)
     import joblib
 
