@@ -21,7 +21,7 @@ import numpy as np
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import HasMethods, Hidden, Interval as _Interval
 from sklearn.utils._param_validation import InvalidParameterError, Options, StrOptions
-from sklearn.utils._param_validation import _Constraint, validate_parameter_constraints
+from sklearn.utils._param_validation import validate_parameter_constraints
 
 __all__ = ["Dtypes", "HasMethods", "Hidden", "Integral", "Interval", "InvalidParameterError",
            "Options", "Real", "StrOptions", "TorchDevices", "fit_context", "positive_int",
@@ -57,27 +57,32 @@ class Interval(_Interval):
         return super().is_satisfied_by(val)
 
 
-class Dtypes(_Constraint):
-    """Anything ``numpy.dtype`` makes into one of ``names`` (``np.float32``, ``"float32"``...)."""
+class Dtypes(Options):
+    """Anything ``numpy.dtype`` makes into one of ``names`` (``np.float32``, ``"float32"``...).
+
+    (An ``Options`` subclass: scikit-learn accepts only its own constraint classes.)
+    """
 
     def __init__(self, names):
-        super().__init__()
-        self.names = tuple(names)
+        super().__init__(object, set(names))
 
     def is_satisfied_by(self, val):
         if isinstance(val, (bool, np.bool_)) or val is None:
             return False
         try:
-            return np.dtype(val).name in self.names
+            return np.dtype(val).name in self.options
         except TypeError:
             return False
 
     def __str__(self):
-        return f"a dtype among {set(self.names)}"
+        return f"a dtype among {sorted(self.options)}"
 
 
-class TorchDevices(_Constraint):
+class TorchDevices(Options):
     """``"auto"`` or a device string torch understands (``"cpu"``, ``"cuda:1"``...)."""
+
+    def __init__(self):
+        super().__init__(object, {"auto"})
 
     def is_satisfied_by(self, val):
         from ._torch import check_device

@@ -28,6 +28,8 @@ TRUSTED_TYPES = (
     "elmofeat.skipgram.SkipGramVectorizer",
     "elmofeat.wordvectors.WordVectorsVectorizer",
     "elmofeat._text.Vocabulary",
+    "elmofeat._fitted_mix.LinearMix",
+    "elmofeat._fitted_mix.ReluMix",
     "gensim.models.keyedvectors.KeyedVectors",
 )
 

@@ -59,8 +59,8 @@ def test_same_random_state_same_weights_and_no_global_side_effects(corpus):
     for (name, x), y in zip(weights_of(a).items(), weights_of(b).values()):
         assert torch.equal(x, y), name
     c = BiLM(**{**TINY, "random_state": 1}).fit(corpus)
-    assert not torch.equal(weights_of(a)["bilm.forward_lstm.layers.0.weight_ih_l0"],
-                           weights_of(c)["bilm.forward_lstm.layers.0.weight_ih_l0"])
+    assert not torch.equal(weights_of(a)["encoder.forward_lstm.layers.0.weight_ih_l0"],
+                           weights_of(c)["encoder.forward_lstm.layers.0.weight_ih_l0"])
 
 
 @pytest.mark.parametrize("token_layer, softmax", [

@@ -186,7 +186,7 @@ def test_corrupted_files_are_refused_by_their_checksum(fitted, tmp_path):
     (lambda p: p.update(params=p["params"].replace('"dropout"', '"dropout_rate"')),
      "parameters this elmofeat does not know: dropout_rate"),
     (lambda p: p.update(params=p["params"].replace('"embedding_dim": 16', '"embedding_dim": -4')),
-     "invalid parameter: embedding_dim"),
+     "invalid parameter: The 'embedding_dim' parameter of BiLM"),
     (lambda p: p.update(fitted="{not json"), "damaged elmofeat BiLM file"),
 ])
 def test_hand_edited_files_give_a_clear_error(fitted, tmp_path, change, match):
