@@ -110,8 +110,8 @@ def update_readme():
         return
     section = text[text.index("## The suite"):]
     lines = section.splitlines()
-    tasks = [line for line in lines if line.startswith("- **")]
     start = next(i for i, line in enumerate(lines) if line.startswith("| method"))
+    tasks = [line for line in lines[:start] if line.startswith("- **")]  # not the targets
     table = []
     for line in lines[start:]:
         if not line.startswith("|"):
