@@ -9,11 +9,12 @@ share of the machine's threads.
 
 from __future__ import annotations
 
+from numbers import Integral
+
 import numpy as np
 from threadpoolctl import threadpool_limits
 
 from ._parallel import worker_thread_budget
-from ._param_validation import Integral
 from ._threads import adaptive_threads
 
 CHUNK = 512

@@ -19,13 +19,12 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import _fit_context
-from sklearn.utils._param_validation import HasMethods, Hidden, Interval as _Interval
-from sklearn.utils._param_validation import InvalidParameterError, Options, StrOptions
+from sklearn.utils._param_validation import Interval as _Interval
+from sklearn.utils._param_validation import Options, StrOptions
 from sklearn.utils._param_validation import validate_parameter_constraints
 
-__all__ = ["Dtypes", "HasMethods", "Hidden", "Integral", "Interval", "InvalidParameterError",
-           "Options", "Real", "StrOptions", "TorchDevices", "fit_context", "positive_int",
-           "validate_parameter_constraints"]
+__all__ = ["Dtypes", "Integral", "Interval", "Options", "Real", "StrOptions", "TorchDevices",
+           "fit_context", "positive_int", "validate_parameter_constraints"]
 
 
 def fit_context(*, prefer_skip_nested_validation: bool):

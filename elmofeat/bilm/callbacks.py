@@ -219,8 +219,9 @@ class ProgressBar(Callback):
             self.bar = None
 
 
-def standard_callbacks(config, fingerprint: str, rank: int = 0) -> list[Callback]:
-    """The callbacks a :class:`~elmofeat.bilm.train.TrainConfig` asks for, in order."""
+def standard_callbacks(config, fingerprint: str | None, rank: int = 0) -> list[Callback]:
+    """The callbacks a :class:`~elmofeat.bilm.train.TrainConfig` asks for, in order
+    (``fingerprint`` is needed only with a ``checkpoint_dir``)."""
     callbacks: list[Callback] = [EarlyStopping(config.patience)]
     if config.checkpoint_dir is not None:
         callbacks.append(Checkpoint(config.checkpoint_dir, config.checkpoint_every, fingerprint,

@@ -422,7 +422,9 @@ class BiLM(EmbeddingMixin, PersistenceMixin, TextEstimatorMixin, BaseEstimator):
             self.token_input_dim_ = (
                 lm.encoder.token_layer.embedding.weight.shape[1] if self.token_layer == "word" else None
             )
-            callbacks = standard_callbacks(config, self._fingerprint(train), rank=world()[0])
+            # The fingerprint (a hash of every training token) only guards checkpoints.
+            fingerprint = None if config.checkpoint_dir is None else self._fingerprint(train)
+            callbacks = standard_callbacks(config, fingerprint, rank=world()[0])
             pretrainer = Pretrainer(lm, config, callbacks)
             self.history_ = pretrainer.run(
                 train, valid, self._chars(train), None if valid is None else self._chars(valid))
