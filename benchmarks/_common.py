@@ -43,6 +43,26 @@ def write_results(name: str, payload: dict, markdown: str) -> tuple[Path, Path]:
     return json_path, md_path
 
 
+def matmul_peak(dtype, n=2048, repeats=10, rounds=5) -> float:
+    """The best FLOP/s of ``rounds`` timings of ``repeats`` n x n matmuls.
+
+    A peak is a best case: on a shared machine one slow round says more about the
+    neighbours than about the CPU, so the fastest round counts.
+    """
+    import torch
+
+    a, b = torch.randn(n, n).to(dtype), torch.randn(n, n).to(dtype)
+    for _ in range(2):
+        a @ b
+    best = 0.0
+    for _ in range(rounds):
+        start = time.perf_counter()
+        for _ in range(repeats):
+            a @ b
+        best = max(best, 2 * n**3 * repeats / (time.perf_counter() - start))
+    return best
+
+
 def run_in_fresh_processes(child_code: str, sizes, data_home: str, env=None) -> list[dict]:
     """Run ``child_code`` once per size in a new Python process; collect its JSON line.
 

@@ -29,27 +29,9 @@ import time
 
 import torch
 
-from _common import markdown_table, write_results
+from _common import markdown_table, matmul_peak, write_results
 from elmofeat import BiLM
 from elmofeat.datasets import load_ag_news
-
-
-def matmul_peak(dtype, n=2048, repeats=10, rounds=5) -> float:
-    """The best FLOP/s of ``rounds`` timings of ``repeats`` n x n matmuls.
-
-    A peak is a best case: on a shared machine one slow round says more about the
-    neighbours than about the CPU, so the fastest round counts.
-    """
-    a, b = torch.randn(n, n).to(dtype), torch.randn(n, n).to(dtype)
-    for _ in range(2):
-        a @ b
-    best = 0.0
-    for _ in range(rounds):
-        start = time.perf_counter()
-        for _ in range(repeats):
-            a @ b
-        best = max(best, 2 * n**3 * repeats / (time.perf_counter() - start))
-    return best
 
 
 def lstm_flops(bilm, n_positions: int) -> float:

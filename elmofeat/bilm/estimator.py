@@ -383,11 +383,43 @@ class BiLM(EmbeddingMixin, PersistenceMixin, TextEstimatorMixin, BaseEstimator):
         """
         self._check_params_together()
         device = self._device
+        random_state = check_random_state(self.random_state)
+        seed = int(random_state.randint(2**31 - 1))
+        train, valid, pretrained = self._training_data(X, random_state)
+        config = TrainConfig(
+            max_epochs=self.max_epochs, batch_size=self.batch_size,
+            learning_rate=float(self.learning_rate), weight_decay=float(self.weight_decay),
+            clip_norm=float(self.clip_norm), patience=self.patience, bf16=self._bf16(True),
+            seed=seed, checkpoint_dir=None if self.checkpoint_dir is None else str(self.checkpoint_dir),
+            checkpoint_every=self.checkpoint_every, verbose=bool(self.verbose), device=str(device),
+            max_time=None if self.max_time is None else float(self.max_time),
+        )
+        with adaptive_threads(self.n_threads, training=True), seeded(seed, device):
+            lm = self._build_language_model(len(self.vocabulary_), pretrained).to(device)
+            self.token_input_dim_ = (
+                lm.encoder.token_layer.embedding.weight.shape[1] if self.token_layer == "word" else None
+            )
+            # The fingerprint (a hash of every training token) only guards checkpoints.
+            fingerprint = None if config.checkpoint_dir is None else self._fingerprint(train)
+            callbacks = standard_callbacks(config, fingerprint, rank=world()[0])
+            pretrainer = Pretrainer(lm, config, callbacks)
+            self.history_ = pretrainer.run(
+                train, valid, self._chars(train), None if valid is None else self._chars(valid))
+        self.language_model_ = lm.eval()
+        self.n_epochs_ = len(self.history_)
+        self.output_dim_ = 2 * self.embedding_dim
+        self.n_representations_ = self.n_layers + 1
+        return self
+
+    def _training_data(self, X, random_state):
+        """Vocabulary (set on self), training and validation windows, starting vectors.
+
+        The token lists live only here: training holds the compact windows alone, so
+        the memory it adds does not grow with the corpus's Python strings.
+        """
         token_lists = self._tokenize(X)
         if not token_lists:
             raise ValueError("X is empty: fit needs at least one document")
-        random_state = check_random_state(self.random_state)
-        seed = int(random_state.randint(2**31 - 1))
         vocabulary = Vocabulary.build(
             token_lists, min_count=self.min_count, max_features=self.max_features,
             specials=SPECIALS, unknown=UNK,
@@ -409,30 +441,7 @@ class BiLM(EmbeddingMixin, PersistenceMixin, TextEstimatorMixin, BaseEstimator):
             raise ValueError("the training documents contain no token")
         pretrained, self.pretrained_coverage_ = initial_word_vectors(
             self, X, vocabulary, len(SPECIALS), train_docs, random_state)
-        config = TrainConfig(
-            max_epochs=self.max_epochs, batch_size=self.batch_size,
-            learning_rate=float(self.learning_rate), weight_decay=float(self.weight_decay),
-            clip_norm=float(self.clip_norm), patience=self.patience, bf16=self._bf16(True),
-            seed=seed, checkpoint_dir=None if self.checkpoint_dir is None else str(self.checkpoint_dir),
-            checkpoint_every=self.checkpoint_every, verbose=bool(self.verbose), device=str(device),
-            max_time=None if self.max_time is None else float(self.max_time),
-        )
-        with adaptive_threads(self.n_threads, training=True), seeded(seed, device):
-            lm = self._build_language_model(len(vocabulary), pretrained).to(device)
-            self.token_input_dim_ = (
-                lm.encoder.token_layer.embedding.weight.shape[1] if self.token_layer == "word" else None
-            )
-            # The fingerprint (a hash of every training token) only guards checkpoints.
-            fingerprint = None if config.checkpoint_dir is None else self._fingerprint(train)
-            callbacks = standard_callbacks(config, fingerprint, rank=world()[0])
-            pretrainer = Pretrainer(lm, config, callbacks)
-            self.history_ = pretrainer.run(
-                train, valid, self._chars(train), None if valid is None else self._chars(valid))
-        self.language_model_ = lm.eval()
-        self.n_epochs_ = len(self.history_)
-        self.output_dim_ = 2 * self.embedding_dim
-        self.n_representations_ = self.n_layers + 1
-        return self
+        return train, valid, pretrained
 
     def _fingerprint(self, train: Windows) -> str:
         # Parameters that do not change the trajectory (the stopping rules only decide

@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from elmofeat.bilm.softmax import AdaptiveSoftmax, FullSoftmax, SampledSoftmax
+from elmofeat.bilm.softmax import AdaptiveSoftmax, FullSoftmax, SampledSoftmax, bucketed_rows
 
 
 @pytest.mark.parametrize("make", [
@@ -32,3 +32,45 @@ def test_sampled_softmax_trains_on_samples_and_evaluates_exactly():
     softmax.train()
     sampled = softmax.loss(hidden, targets)
     assert torch.isfinite(sampled) and not torch.isclose(sampled, exact)
+
+
+def test_bucketed_rows_bounds_the_shapes_and_the_padding():
+    sizes = [bucketed_rows(n) for n in range(1, 20_001)]
+    assert all(size >= n for n, size in enumerate(sizes, start=1))
+    assert all(size <= max(16, 1.125 * n) for n, size in enumerate(sizes, start=1))
+    assert sizes == sorted(sizes)
+    # 20,000 row counts come down to a few dozen shapes: 8 per doubling.
+    assert len(set(sizes)) <= 8 * 11 + 1
+
+
+def test_adaptive_softmax_scores_match_torch_module():
+    # The bucketed scoring is the same function as torch's AdaptiveLogSoftmaxWithLoss,
+    # gradients included, for row counts on and off the bucket sizes.
+    torch.manual_seed(0)
+    softmax = AdaptiveSoftmax(16, 300, cutoffs=[20, 100])
+    for n in (1, 16, 17, 100, 333):
+        hidden = torch.randn(n, 16, requires_grad=True)
+        targets = torch.randint(0, 300, (n,))
+        targets[0] = 299  # the last cluster is never empty
+        ours = softmax.loss(hidden, targets)
+        (our_grad,) = torch.autograd.grad(ours, hidden)
+        reference = softmax.adaptive(hidden, targets)
+        (reference_grad,) = torch.autograd.grad(reference.loss, hidden)
+        torch.testing.assert_close(ours, reference.loss)
+        torch.testing.assert_close(our_grad, reference_grad)
+        torch.testing.assert_close(softmax.log_likelihood(hidden, targets), reference.output)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: FullSoftmax(16, 40),
+    lambda: SampledSoftmax(16, 40, n_samples=10),
+    lambda: AdaptiveSoftmax(16, 40, cutoffs=[5, 20]),
+])
+def test_padding_rows_does_not_change_any_score(make):
+    # Each row's score is its own: scoring 17 rows (padded to 18) or the first 16 (no
+    # padding) gives the same values for those 16.
+    torch.manual_seed(0)
+    softmax = make().eval()
+    hidden, targets = torch.randn(17, 16), torch.randint(0, 40, (17,))
+    torch.testing.assert_close(softmax.log_likelihood(hidden, targets)[:16],
+                               softmax.log_likelihood(hidden[:16], targets[:16]))
