@@ -1,7 +1,8 @@
 """Probe: each biLM layer alone (frozen mix with one weight) against SVDVectorizer, on
 the first split of a suite task (the suite's split and seed, default BiLM).
 
-Prints accuracy with LogisticRegression(max_iter=3000); writes nothing. A diagnostic
+Prints accuracy with LogisticRegression(max_iter=3000) for each layer, the default frozen
+mix and the three layers concatenated; writes nothing. A diagnostic
 for issue 10 (does pretraining keep what the SVD start of the token layer knows?).
 Run: python benchmarks/layer_probe.py {ag_news,r8,cr,mpqa}
 """
@@ -23,3 +24,9 @@ def acc(vec):
 print(key, "svd", round(acc(SVDVectorizer(random_state=0)), 4), flush=True)
 for w in ([1, 0, 0], [0, 1, 0], [0, 0, 1], None):
     print(key, w, round(acc(ElmoVectorizer(bilm, mix_weights=w, cache_dir=None, random_state=0)), 4), flush=True)
+# The three layers side by side (each scaled as the frozen mix scales it): does keeping
+# them apart carry more than any mix of them?
+from sklearn.pipeline import make_union
+one_hot = ([1, 0, 0], [0, 1, 0], [0, 0, 1])
+print(key, "concatenated", round(acc(make_union(*[
+    ElmoVectorizer(bilm, mix_weights=w, cache_dir=None, random_state=0) for w in one_hot])), 4), flush=True)
