@@ -47,7 +47,10 @@ SECTIONS = [
      "machine's measured matmul peak. The last column is the most any batching could gain "
      "here: one document at a time already keeps the CPU's matrix units a fair share busy, "
      "so the issue's 20x target (set with one-at-a-time overhead in mind) is beyond this "
-     "machine, and the share of the peak is the measure that matters."),
+     "machine, and the share of the peak is the measure that matters. A pretrained "
+     "sentence-encoder peer is not compared: sentence-transformers installs from the "
+     "package registry, but its models download from the Hugging Face Hub, which these "
+     "machines cannot reach, and no registry package ships one."),
     ("bilm_scaling", "biLM pretraining cost against corpus size",
      "One epoch per size, up to 60,800 documents. Before the softmaxes scored bucketed row "
      "counts (commit 4dc3a96; the same command), every new count of targets in a batch or "
