@@ -50,7 +50,8 @@ SECTIONS = [
      "machine, and the share of the peak is the measure that matters. A pretrained "
      "sentence-encoder peer is not compared: sentence-transformers installs from the "
      "package registry, but its models download from the Hugging Face Hub, which these "
-     "machines cannot reach, and no registry package ships one."),
+     "machines cannot reach, and none of the registry packages tried ships a model (spaCy's "
+     "English models are not on the registry; model2vec downloads from the Hub too)."),
     ("bilm_scaling", "biLM pretraining cost against corpus size",
      "One epoch per size, up to 60,800 documents. Before the softmaxes scored bucketed row "
      "counts (commit 4dc3a96; the same command), every new count of targets in a batch or "
