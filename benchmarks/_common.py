@@ -84,6 +84,33 @@ def matmul_peak(dtype, n=2048, repeats=10, rounds=5) -> float:
     return best
 
 
+def bare_lstm_flops(batch: int, time_steps: int, dim: int, bf16: bool, *, backward: bool,
+                    seconds: float = 3.0) -> float:
+    """FLOP/s of one bare ``nn.LSTM(dim, dim)`` on a random ``(batch, time_steps, dim)``
+    input, forward (in inference mode) or forward + backward: the ceiling of the kernel
+    the biLM is made of, at one shape."""
+    import torch
+
+    lstm = torch.nn.LSTM(dim, dim, batch_first=True)
+    x = torch.randn(batch, time_steps, dim, requires_grad=backward)
+
+    def run():
+        if backward:
+            lstm(x)[0].sum().backward()
+        else:
+            with torch.inference_mode():
+                lstm(x)
+    with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+        for _ in range(3):
+            run()
+        start, n = time.perf_counter(), 0
+        while time.perf_counter() - start < seconds:
+            run()
+            n += 1
+    per_pass = batch * time_steps * 2 * 4 * dim * (2 * dim) * (3 if backward else 1)
+    return n * per_pass / (time.perf_counter() - start)
+
+
 def run_in_fresh_processes(child_code: str, sizes, data_home: str, env=None) -> list[dict]:
     """Run ``child_code`` once per size in a new Python process; collect its JSON line.
 

@@ -31,7 +31,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from _common import markdown_table, matmul_peak, write_results
+from _common import bare_lstm_flops, markdown_table, matmul_peak, write_results
 from elmofeat import BiLM
 from elmofeat._torch import adamw, autocast
 from elmofeat.bilm.batching import bucket_batches, make_batch
@@ -57,21 +57,6 @@ def softmax_flops(adaptive, targets) -> float:
             hidden, out = tail[0].out_features, tail[1].out_features
             flops += bucketed_rows(rows) * 2 * (dim * hidden + hidden * out)
     return flops
-
-
-def bare_lstm_rate(batch, time_steps, dim, bf16, seconds=3.0) -> float:
-    """FLOP/s of one bare ``nn.LSTM(dim, dim)`` forward + backward on a random
-    ``(batch, time_steps, dim)`` input: the ceiling of the kernel the step is made of."""
-    lstm = nn.LSTM(dim, dim, batch_first=True)
-    x = torch.randn(batch, time_steps, dim, requires_grad=True)
-    with autocast("cpu", bf16):
-        for _ in range(3):
-            lstm(x)[0].sum().backward()
-        start, n = time.perf_counter(), 0
-        while time.perf_counter() - start < seconds:
-            lstm(x)[0].sum().backward()
-            n += 1
-    return 3 * n * batch * time_steps * 2 * 4 * dim * (2 * dim) / (time.perf_counter() - start)
 
 
 def timed(function, batches, repeats=2) -> float:
@@ -174,7 +159,7 @@ def main():
     seconds["adaptive softmax"] = timed(softmax, batches)
     seconds["optimizer (clipping + AdamW)"] = timed(optimizer_step, batches)
     mean_width = int(round(np.mean([b.word_ids.shape[1] for b in batches])))
-    bare = bare_lstm_rate(bilm.batch_size, mean_width, h, bf16)
+    bare = bare_lstm_flops(bilm.batch_size, mean_width, h, bf16, backward=True)
     peak = max(peak_before, matmul_peak(dtype))
 
     flops = {"step": 3 * (forward_lstm + forward_softmax), "LSTM forward": forward_lstm,
