@@ -170,8 +170,10 @@ def read_bilm_file(path, known_params, stamped) -> SavedBiLM:
     if changed:
         warnings.warn(f"{path} was saved with other versions ({', '.join(changed)})",
                       ElmofeatVersionWarning, stacklevel=3)
-    # Files written before token_init existed hold randomly initialised embeddings.
+    # Files written before token_init existed hold randomly initialised embeddings;
+    # before freeze_embedding, every embedding was trained.
     params.setdefault("token_init", "random")
+    params.setdefault("freeze_embedding", False)
     return SavedBiLM(params, fitted, Vocabulary(vocabulary, counts.numpy(), unknown="<unk>"), state)
 
 
@@ -228,6 +230,7 @@ class PersistenceMixin:
 
     def __setstate__(self, state):
         state = dict(state)
+        state.setdefault("freeze_embedding", False)  # pickles from before it: trained
         weights = state.pop("_language_model_state", None)
         super().__setstate__(state)
         if weights is not None:

@@ -215,15 +215,18 @@ class LanguageModel(nn.Module):
 def build_language_model(n_words: int, *, token_layer: str, embedding_dim: int,
                          hidden_dim: int, n_layers: int, dropout: float, softmax: str,
                          n_samples: int, tie_weights: bool, char_dim: int, char_filters,
-                         n_highway: int, pretrained=None, input_dim: int | None = None
-                         ) -> LanguageModel:
+                         n_highway: int, pretrained=None, input_dim: int | None = None,
+                         freeze_embedding: bool = False) -> LanguageModel:
     """The language model a :class:`~elmofeat.BiLM` with these parameters trains.
 
     ``pretrained`` (n_words, width): starting word vectors; ``input_dim``: the width of
-    the word embedding of a model rebuilt to load saved weights.
+    the word embedding of a model rebuilt to load saved weights; ``freeze_embedding``:
+    keep the word embedding at ``pretrained`` (not with ``tie_weights``, whose output
+    layer is the embedding and must learn).
     """
     if token_layer == "word":
-        tokens = WordEmbedding(n_words, embedding_dim, pretrained, input_dim)
+        tokens = WordEmbedding(n_words, embedding_dim, pretrained, input_dim,
+                               freeze=freeze_embedding and not tie_weights)
     else:
         tokens = CharCNN(embedding_dim, char_dim, [tuple(f) for f in char_filters], n_highway)
     encoder = BiLSTMEncoder(tokens, hidden_dim, n_layers,

@@ -66,6 +66,9 @@ class WordEmbedding(nn.Module):
         learned linear projection maps it to ``dim``.
     input_dim : int, optional
         Width of the embedding table when no ``pretrained`` is given (default ``dim``).
+    freeze : bool, default=False
+        Keep the table at its ``pretrained`` start (no gradient); the projection, if
+        any, still learns. Ignored without ``pretrained``.
 
     Shape
     -----
@@ -73,7 +76,7 @@ class WordEmbedding(nn.Module):
     """
 
     def __init__(self, n_words: int, dim: int, pretrained: np.ndarray | None = None,
-                 input_dim: int | None = None):
+                 input_dim: int | None = None, freeze: bool = False):
         super().__init__()
         self.output_dim = dim
         self._pretrained = pretrained
@@ -82,6 +85,8 @@ class WordEmbedding(nn.Module):
         width = pretrained.shape[1] if pretrained is not None else (input_dim or dim)
         self.embedding = nn.Embedding(n_words, width, padding_idx=0)
         self.projection = nn.Linear(width, dim, bias=False) if width != dim else None
+        self.frozen = bool(freeze and pretrained is not None)
+        self.embedding.weight.requires_grad_(not self.frozen)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -109,7 +114,7 @@ class WordEmbedding(nn.Module):
         return out if self.projection is None else self.projection(out)
 
     def extra_repr(self) -> str:
-        return f"output_dim={self.output_dim}"
+        return f"output_dim={self.output_dim}, frozen={self.frozen}"
 
 
 class CharCNN(nn.Module):

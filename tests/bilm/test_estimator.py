@@ -124,6 +124,7 @@ def test_verbose_says_what_it_pretrains_and_shows_one_bar_over_all_epochs(corpus
     ({"learning_rate": float("nan")}, ValueError, "'learning_rate' parameter .* Got nan"),
     ({"clip_norm": float("inf")}, ValueError, "'clip_norm' parameter .* Got inf"),
     ({"verbose": "loud"}, ValueError, "'verbose' parameter of BiLM"),
+    ({"freeze_embedding": "yes"}, ValueError, "'freeze_embedding' parameter of BiLM"),
 ])
 def test_bad_parameters_raise_clear_errors(corpus, params, error, match):
     with pytest.raises(error, match=match):

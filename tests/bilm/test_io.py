@@ -225,3 +225,22 @@ def test_files_and_pickles_from_before_the_encoder_was_named_load(fitted, tmp_pa
     unpickled.__setstate__(state)
     np.testing.assert_array_equal(unpickled.embed(["a b c"])[0], fitted.embed(["a b c"])[0])
 
+
+
+def test_files_and_pickles_from_before_freeze_embedding_load_as_trained(fitted, tmp_path):
+    # Models written before the parameter existed had trained embeddings.
+    fitted.save(tmp_path / "bilm.pt")
+    payload = torch.load(tmp_path / "bilm.pt", weights_only=True)
+    assert '"freeze_embedding": true' in payload["params"]
+    payload["params"] = payload["params"].replace('"freeze_embedding": true, ', "")
+    payload["format_version"] = 2
+    del payload["checksum"]
+    torch.save(payload, tmp_path / "old.pt")
+    assert BiLM.load(tmp_path / "old.pt").freeze_embedding is False
+    assert BiLM.load(tmp_path / "bilm.pt").freeze_embedding is True
+    state = fitted.__getstate__()
+    del state["freeze_embedding"]
+    old = BiLM.__new__(BiLM)
+    old.__setstate__(state)
+    assert old.get_params()["freeze_embedding"] is False
+    np.testing.assert_allclose(old.embed(["a b"])[0], fitted.embed(["a b"])[0])

@@ -113,3 +113,46 @@ def test_token_init_svd_starts_the_embedding_from_the_counts(corpus):
     again = BiLM(**{**TINY, "max_epochs": 1}).fit(corpus)
     for x, y in zip(weights_of(svd).values(), weights_of(again).values()):
         assert torch.equal(x, y)
+
+
+def _embedding(bilm):
+    return bilm.language_model_.encoder.token_layer.embedding.weight.detach().clone()
+
+
+def test_freeze_embedding_keeps_the_starting_vectors_while_the_lstms_learn(corpus):
+    # One more epoch changes every LSTM weight but not a frozen embedding; a trained
+    # one moves.
+    one = BiLM(**{**TINY, "max_epochs": 1}).fit(corpus)
+    two = BiLM(**{**TINY, "max_epochs": 2, "patience": None}).fit(corpus)
+    assert torch.equal(_embedding(one), _embedding(two))
+    lstm = "encoder.forward_lstm.layers.0.weight_hh_l0"
+    assert not torch.equal(weights_of(one)[lstm], weights_of(two)[lstm])
+    trained = [BiLM(**{**TINY, "max_epochs": n, "patience": None, "freeze_embedding": False}).fit(corpus)
+               for n in (1, 2)]
+    assert not torch.equal(_embedding(trained[0]), _embedding(trained[1]))
+    # Same start, same data: the frozen embedding is where the trained one began.
+    assert torch.equal(_embedding(one), _embedding(BiLM(**{**TINY, "max_epochs": 1}).fit(corpus)))
+
+
+@pytest.mark.parametrize("params", [
+    {"token_init": "random"},  # nothing to keep: a random start is trained
+    {"softmax": "full", "tie_weights": True},  # the output layer is the embedding
+])
+def test_freeze_embedding_is_ignored_where_the_embedding_must_learn(corpus, params):
+    fits = [BiLM(**{**TINY, **params, "max_epochs": n, "patience": None}).fit(corpus)
+            for n in (1, 2)]
+    assert not torch.equal(_embedding(fits[0]), _embedding(fits[1]))
+
+
+def test_frozen_pretrained_vectors_of_another_width_keep_the_table_and_learn_the_projection(
+        corpus, tmp_path):
+    words = sorted({w for doc in corpus for w in doc.lower().split()})
+    truth = _glove_file(tmp_path / "v.txt", words, 8)
+    fits = [BiLM(**{**TINY, "max_epochs": n, "patience": None,
+                    "pretrained_vectors": str(tmp_path / "v.txt")}).fit(corpus) for n in (1, 2)]
+    table = _embedding(fits[1])
+    row = fits[1].vocabulary_.tokens.index(words[0])
+    np.testing.assert_allclose(table[row].numpy(), truth[words[0]], atol=1e-6)
+    assert torch.equal(_embedding(fits[0]), table)
+    projection = "encoder.token_layer.projection.weight"
+    assert not torch.equal(weights_of(fits[0])[projection], weights_of(fits[1])[projection])
