@@ -169,11 +169,24 @@ class BiLSTMEncoder(nn.Module):
         return tokens, forward_states, backward_states
 
     def layer_representations(self, inputs: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
-        """ELMo's representations: ``(batch, time, n_layers + 1, 2 * dim)``."""
+        """ELMo's representations: ``(batch, time, n_layers + 1, 2 * dim)``.
+
+        Representation 0 is the token layer twice, ``i > 0`` is ``[forward; backward]``
+        of LSTM layer ``i``, in the dtype ``torch.stack`` of them would have. Written
+        into one tensor: concatenating and then stacking copied everything twice.
+        """
         tokens, forward_states, backward_states = self(inputs, lengths)
-        layers = [torch.cat([tokens, tokens], dim=-1)]
-        layers += [torch.cat(pair, dim=-1) for pair in zip(forward_states, backward_states)]
-        return torch.stack(layers, dim=2)
+        batch, time, dim = tokens.shape
+        dtype = tokens.dtype
+        for state in forward_states + backward_states:
+            dtype = torch.promote_types(dtype, state.dtype)
+        out = tokens.new_empty((batch, time, len(forward_states) + 1, 2 * dim), dtype=dtype)
+        out[:, :, 0, :dim] = tokens
+        out[:, :, 0, dim:] = tokens
+        for i, (forward, backward) in enumerate(zip(forward_states, backward_states), start=1):
+            out[:, :, i, :dim] = forward
+            out[:, :, i, dim:] = backward
+        return out
 
 
 class LanguageModel(nn.Module):

@@ -79,3 +79,19 @@ def test_lm_scores_each_direction_on_the_targets_it_must_predict():
 def test_hidden_dim_without_projection_is_rejected():
     with pytest.raises(ValueError, match="projection"):
         BiLSTMEncoder(WordEmbedding(10, 8), hidden_dim=16, projection=False)
+
+
+@pytest.mark.parametrize("bf16", [False, True])
+def test_layer_representations_are_the_layers_side_by_side(bf16):
+    # Token layer twice, then [forward; backward] of each LSTM layer, in the dtype that
+    # stacking them would give (float32 under bf16 autocast: the embedding is float32).
+    torch.manual_seed(0)
+    module = BiLSTMEncoder(WordEmbedding(30, 8), hidden_dim=8, dropout=0.0).eval()
+    ids, lengths = torch.randint(4, 30, (2, 6)), torch.tensor([6, 4])
+    with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+        tokens, forward, backward = module(ids, lengths)
+        layers = module.layer_representations(ids, lengths)
+    expected = torch.stack([torch.cat([tokens, tokens], -1)]
+                           + [torch.cat(pair, -1) for pair in zip(forward, backward)], dim=2)
+    assert layers.dtype == expected.dtype and layers.shape == (2, 6, 3, 16)
+    assert torch.equal(layers, expected)
