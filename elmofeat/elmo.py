@@ -24,7 +24,8 @@ from ._torch import resolve_device
 from .bilm import BiLM
 from .bilm.io import weights_digest
 from ._fitted_mix import LinearMix, ReluMix, frozen_mix, pool_layers
-from ._mix_training import HeadConfig, cross_fitting_folds, fit_supervised_mix, pooled_features
+from ._mix_training import (HeadConfig, alignment_documents, cross_fitting_folds,
+                            fit_supervised_mix, pooled_features)
 from .mix import MIXES
 
 # Documents the frozen mix measures its layers' spread on.
@@ -172,7 +173,10 @@ class ElmoVectorizer(BaseTextVectorizer):
     (or ``"ray"``). Parallel transforms bypass the in-process representation cache.
 
     **Unlabelled documents.** The biLM pretrains on every document given to ``fit``;
-    a supervised mix learns only from the labelled ones. Class labels equal to ``-1``
+    a supervised mix learns only from the labelled ones. An MLP mix with fewer labelled
+    documents than ten times ``mlp_dim + 1`` is also aligned (a label-free least-squares
+    map) on unlabelled ones: on a few labelled documents alone that map is
+    underdetermined. Class labels equal to ``-1``
     mark unlabelled documents, as for :class:`~sklearn.semi_supervised.SelfTrainingClassifier`,
     so ``Pipeline([("elmo", ElmoVectorizer()), ("clf",
     SelfTrainingClassifier(LogisticRegression()))]).fit(X, y)`` uses every text. In
@@ -349,6 +353,7 @@ class ElmoVectorizer(BaseTextVectorizer):
     def _learn_mix(self, layers, offsets, docs, targets, seed, pooled_layers=None):
         """The fitted mix (applying to the unscaled layers), learned from the documents
         ``docs`` (indices) and their labels ``targets`` (``None`` for the frozen mix).
+        An MLP mix is aligned on them and, if they are few, on unlabelled documents too.
         Needs ``layer_scales_``."""
         if self.layer_mix == "frozen":
             return frozen_mix(self.mix_weights, self.layer_scales_, self.bilm_.output_dim_,
@@ -357,9 +362,15 @@ class ElmoVectorizer(BaseTextVectorizer):
         if learning_rate is None:
             learning_rate = 0.001 if self.layer_mix == "mlp" else 0.01
         config = HeadConfig(self.mix_epochs, float(learning_rate), self.mix_batch_size, seed)
-        return fit_supervised_mix(self.layer_mix, layers, offsets, np.asarray(docs),
+        docs, alignment = np.asarray(docs), None
+        if self.layer_mix == "mlp":
+            unlabelled = np.setdiff1d(np.arange(len(offsets) - 1), targets.labelled)
+            n_features = self.mlp_dim * (2 if self.pooling == "meanmax" else 1)
+            alignment = alignment_documents(docs, unlabelled, n_features, seed)
+        return fit_supervised_mix(self.layer_mix, layers, offsets, docs,
                                   targets.y[docs], targets.classification, self.pooling,
-                                  self.mlp_dim, config, pooled_layers, self.layer_scales_)
+                                  self.mlp_dim, config, pooled_layers, self.layer_scales_,
+                                  alignment)
 
     def _fit(self, X, y):
         documents = validate_documents(X)

@@ -544,3 +544,28 @@ def test_a_pickle_holding_the_mix_as_a_dict_of_arrays_still_loads(corpus, bilm, 
     assert not hasattr(old, "mix_params_")
     np.testing.assert_array_equal(old.transform(X[:5]), vec.transform(X[:5]))
 
+
+
+def test_mlp_mix_with_few_labels_is_aligned_on_unlabelled_documents_too(corpus, bilm, monkeypatch):
+    # The alignment (label-free least squares, mlp_dim + 1 coefficients per output) is
+    # underdetermined on a handful of labelled documents: unlabelled ones join it.
+    from elmofeat import _mix_training
+
+    rows = []
+    fit_alignment = _mix_training.fit_alignment
+
+    def spy(trained, trained_features, initial_features):
+        rows.append(len(trained_features))
+        return fit_alignment(trained, trained_features, initial_features)
+
+    monkeypatch.setattr(_mix_training, "fit_alignment", spy)
+    X, y = corpus
+    few = np.full(len(y), -1)
+    few[:12] = y[:12]
+    params = dict(layer_mix="mlp", mlp_dim=6, mix_epochs=1, random_state=0, cache_dir=None)
+    vectorizer = ElmoVectorizer(bilm, **params).fit(X, few)
+    assert rows == [10 * (6 + 1)]  # 12 labelled + 58 unlabelled
+    assert np.isfinite(vectorizer.transform(X)).all()
+    rows.clear()
+    ElmoVectorizer(bilm, **params).fit(X[:12], y[:12])  # none unlabelled: the 12 alone
+    assert rows == [12]

@@ -128,3 +128,19 @@ def test_fitted_mixes_pickle_as_numpy_arrays():
         layers = rng.randn(5, 3, 4).astype(np.float32)
         np.testing.assert_array_equal(copy.apply(layers), mix.apply(layers))
         assert all(not isinstance(v, torch.Tensor) for v in vars(copy).values())
+
+
+def test_alignment_documents_add_unlabelled_ones_only_when_the_labelled_are_too_few():
+    from elmofeat._mix_training import alignment_documents
+
+    docs, unlabelled = np.arange(0, 40), np.arange(40, 200)
+    # 6 features: 70 rows wanted, 30 unlabelled join; the same seed picks the same ones.
+    chosen = alignment_documents(docs, unlabelled, 6, seed=0)
+    assert len(chosen) == 70 and np.array_equal(chosen[:40], docs)
+    assert set(chosen[40:]) <= set(unlabelled) and len(set(chosen[40:])) == 30
+    assert np.array_equal(chosen, alignment_documents(docs, unlabelled, 6, seed=0))
+    assert not np.array_equal(chosen, alignment_documents(docs, unlabelled, 6, seed=1))
+    # Enough labelled documents, or no unlabelled one: the labelled documents alone.
+    assert alignment_documents(docs, unlabelled, 2, seed=0) is docs
+    assert alignment_documents(docs, unlabelled[:0], 6, seed=0) is docs
+    assert len(alignment_documents(docs, unlabelled[:10], 6, seed=0)) == 50
