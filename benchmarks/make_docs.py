@@ -58,7 +58,7 @@ SECTIONS = [
      "in a softmax cluster made oneDNN build and keep new kernels, and the fit's extra peak "
      "memory grew with the corpus: 2,033 / 2,602 / 3,703 / 5,144 MB at 7,600 / 15,200 / "
      "30,400 / 60,800 documents (191.6 s for the largest). The engine now produces a "
-     "bounded set of shapes (about 60 LSTM batch shapes and 8 row counts per doubling in "
+     "bounded set of shapes (batches of at most `max_len` + 2 widths, and 8 row counts per doubling in "
      "the softmax), whatever the corpus size."),
     ("busy_machine", "A busy machine",
      "Pretraining and transform beside 0 or 1 competing processes, with 1 and 2 torch "

@@ -37,6 +37,11 @@ class Targets:
     def y_labelled(self) -> np.ndarray:
         return self.y[self.labelled]
 
+    @property
+    def unlabelled(self) -> np.ndarray:
+        """Indices of the documents with ``y == -1``."""
+        return np.setdiff1d(np.arange(len(self.y)), self.labelled)
+
 
 def _unlabelled_mask(y: np.ndarray) -> np.ndarray:
     if y.dtype.kind == "O":

@@ -364,9 +364,8 @@ class ElmoVectorizer(BaseTextVectorizer):
         config = HeadConfig(self.mix_epochs, float(learning_rate), self.mix_batch_size, seed)
         docs, alignment = np.asarray(docs), None
         if self.layer_mix == "mlp":
-            unlabelled = np.setdiff1d(np.arange(len(offsets) - 1), targets.labelled)
             n_features = self.mlp_dim * (2 if self.pooling == "meanmax" else 1)
-            alignment = alignment_documents(docs, unlabelled, n_features, seed)
+            alignment = alignment_documents(docs, targets.unlabelled, n_features, seed)
         return fit_supervised_mix(self.layer_mix, layers, offsets, docs,
                                   targets.y[docs], targets.classification, self.pooling,
                                   self.mlp_dim, config, pooled_layers, self.layer_scales_,
@@ -463,7 +462,7 @@ class ElmoVectorizer(BaseTextVectorizer):
             out[labelled[test]] = features(mix, labelled[test])
         # Unlabelled documents lend no label to the mix: the full fit's features are
         # out-of-sample for them already.
-        unlabelled = np.setdiff1d(np.arange(len(documents)), labelled)
+        unlabelled = targets.unlabelled
         if len(unlabelled):
             out[unlabelled] = features(self.mix_, unlabelled)
         return self._finish(out)
