@@ -7,7 +7,12 @@ for issue 10 (does pretraining keep what the SVD start of the token layer knows?
 With --train-embedding the biLM's word embedding learns during pretraining
 (``freeze_embedding=False``, the default before it kept its SVD start): what does
 pretraining a small corpus do to the token layer and to the layers built on it?
-Run: python benchmarks/layer_probe.py {ag_news,r8,cr,mpqa} [--train-embedding]
+With --scales it probes the features' overall scale instead: LogisticRegression's
+penalty is fixed (C=1), so multiplying every feature by c acts as C * c**2; the frozen and
+trainable mixes' features are scored at several multipliers, per-feature standardised,
+and (trainable) without its learned gamma, to see how much of a mix's accuracy is its
+scale rather than its content.
+Run: python benchmarks/layer_probe.py {ag_news,r8,cr,mpqa} [--train-embedding] [--scales]
 """
 import numpy as np
 from sklearn.linear_model import LogisticRegression
@@ -25,6 +30,25 @@ bilm = BiLM(random_state=settings.seed,
 def acc(vec):
     m = make_pipeline(vec, LogisticRegression(max_iter=3000)).fit(split.X_train, split.y_train)
     return np.mean(m.predict(split.X_test) == np.asarray(split.y_test))
+if "--scales" in sys.argv[2:]:
+    from sklearn.preprocessing import StandardScaler
+    def scored(train, test):
+        clf = LogisticRegression(max_iter=3000).fit(train, split.y_train)
+        return round(float(np.mean(clf.predict(test) == np.asarray(split.y_test))), 4)
+    for mix in ("frozen", "trainable"):
+        vec = ElmoVectorizer(bilm, layer_mix=mix, cache_dir=None, random_state=0)
+        train = vec.fit_transform(split.X_train, split.y_train)
+        test = vec.transform(split.X_test)
+        rms = float(np.sqrt(np.mean(train ** 2)))
+        gamma = float(getattr(vec.mix_, "gamma", 1.0))
+        print(key, mix, f"gamma {gamma:.3g}, feature rms {rms:.3g}", flush=True)
+        for c in (0.25, 0.5, 1, 2, 4, 8):
+            print(key, mix, f"x{c}", scored(c * train, c * test), flush=True)
+        scaler = StandardScaler().fit(train)
+        print(key, mix, "standardised", scored(scaler.transform(train), scaler.transform(test)), flush=True)
+        if mix == "trainable":
+            print(key, mix, "without gamma", scored(train / gamma, test / gamma), flush=True)
+    sys.exit()
 print(key, "svd", round(acc(SVDVectorizer(random_state=0)), 4), flush=True)
 for w in ([1, 0, 0], [0, 1, 0], [0, 0, 1], None):
     print(key, w, round(acc(ElmoVectorizer(bilm, mix_weights=w, cache_dir=None, random_state=0)), 4), flush=True)

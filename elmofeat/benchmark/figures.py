@@ -119,9 +119,15 @@ def _perplexity(dataset, path):
     import matplotlib.pyplot as plt
     from matplotlib.ticker import LogLocator, ScalarFormatter
 
+    from matplotlib.lines import Line2D
+
     figure, ax = plt.subplots(figsize=(5.4, 3.3))
-    styles = {"default": "-", "glove": "--"}
-    for which, linestyle in styles.items():
+    styles = {"default": ("-", "defaults"), "glove": ("--", "GloVe start")}
+    # One colour per split, one line style per biLM; the legend names the styles and how
+    # many splits each has, since ten split labels would hide the curves.
+    handles = []
+    for which, (linestyle, label) in styles.items():
+        n_drawn = 0
         for i, split in enumerate(dataset["splits"]):
             if which not in split.get("bilms", {}):
                 continue
@@ -129,9 +135,11 @@ def _perplexity(dataset, path):
             validation = [h["validation_perplexity"] for h in history]
             if all(v is not None for v in validation):
                 ax.plot(np.arange(1, len(history) + 1), validation, color=f"C{i % 10}",
-                        linestyle=linestyle, marker="o", markersize=3,
-                        label=f"{split['name']} ({'GloVe start' if which == 'glove' else 'defaults'})"
-                        if i < 3 else None)
+                        linestyle=linestyle, marker="o", markersize=3)
+                n_drawn += 1
+        if n_drawn:
+            handles.append(Line2D([], [], color="black", linestyle=linestyle,
+                                  label=f"{label}, {n_drawn} split{'s' * (n_drawn > 1)}"))
     ax.set_yscale("log")
     ax.yaxis.set_major_locator(LogLocator(subs=(1, 2, 5)))
     ax.yaxis.set_major_formatter(ScalarFormatter())
@@ -141,7 +149,8 @@ def _perplexity(dataset, path):
     ax.set_title(f"{dataset['title']}: biLM pretraining (solid: defaults, dashed: GloVe start)",
                  fontsize=8)
     ax.xaxis.get_major_locator().set_params(integer=True)
-    ax.legend(fontsize=6, loc="upper right")
+    ax.legend(handles=handles, fontsize=6, loc="upper right", title="colour: split",
+              title_fontsize=6, handlelength=3)
     figure.tight_layout()
     _save(figure, path)
 
