@@ -6,13 +6,15 @@ sample of training batches goes through:
 
 * the whole step, exactly as the engine runs it (autocast forward, backward, gradient
   clipping, fused AdamW);
-* each part alone, on the same batches: the token layer (forward + backward), the four
+* each part alone, on the same batches: the token layer (forward, and backward where
+  it learns: the default ``freeze_embedding=True`` keeps the word embedding), the four
   LSTM layers (forward, then backward), the adaptive softmax (forward + backward on
   the real hidden states and targets) and the optimizer (clipping + AdamW).
 
 Achieved FLOP/s count the matmul work each part does (LSTM: 2 x 4h x (d + h) per
 position, layer and direction; softmax: the head and tail projections of the rows
-actually computed; backward = 2 x forward), divided by the measured peak of a 2048 x
+actually computed; backward = 2 x forward, less the first layers' input gradients
+when the token layer does not learn), divided by the measured peak of a 2048 x
 2048 matmul in the same precision (the best of several timings, before and after).
 The embedding and the optimizer move memory rather than multiply: their share of the
 step's time is what counts.
@@ -98,18 +100,24 @@ def main():
         nn.utils.clip_grad_norm_(lm.parameters(), 1.0)
         optimizer.step()
 
+    # The default keeps the word embedding frozen (freeze_embedding=True): then the token
+    # layer runs forward only and the LSTMs compute no gradient for their inputs.
+    token_layer_learns = any(p.requires_grad for p in encoder.token_layer.parameters())
+
     def token_layer(batch):
         with autocast("cpu", bf16):
             tokens = encoder.token_layer(batch.inputs)
-        tokens.backward(torch.ones_like(tokens))
+        if token_layer_learns:
+            tokens.backward(torch.ones_like(tokens))
 
     lstm_inputs, lstm_outputs, softmax_inputs = {}, {}, {}
     for i, batch in enumerate(batches):  # the real inputs of each part, computed once
         with torch.no_grad(), autocast("cpu", bf16):
             tokens = encoder.token_layer(batch.inputs)
-        # Inputs that need gradients, as the token layer's output does in a real step.
-        lstm_inputs[i] = (tokens.detach().requires_grad_(),
-                          reverse_padded(tokens, batch.lengths).detach().requires_grad_())
+        # Inputs that need gradients where the token layer's output does in a real step.
+        lstm_inputs[i] = (tokens.detach().requires_grad_(token_layer_learns),
+                          reverse_padded(tokens, batch.lengths).detach()
+                          .requires_grad_(token_layer_learns))
         with torch.no_grad(), autocast("cpu", bf16):
             hidden, targets = lm._hidden_and_targets(batch.inputs, batch.word_ids, batch.lengths)
         softmax_inputs[i] = (hidden.detach(), targets)
@@ -162,8 +170,12 @@ def main():
     bare = bare_lstm_flops(bilm.batch_size, mean_width, h, bf16, backward=True)
     peak = max(peak_before, matmul_peak(dtype))
 
-    flops = {"step": 3 * (forward_lstm + forward_softmax), "LSTM forward": forward_lstm,
-             "LSTM backward": 2 * forward_lstm, "adaptive softmax": 3 * forward_softmax}
+    backward_lstm = 2 * forward_lstm
+    if not token_layer_learns:  # no gradient for the first layers' inputs
+        backward_lstm -= sum(b.word_ids.numel() * 2 * 4 * h * d * 2 for b in batches)
+    flops = {"step": forward_lstm + backward_lstm + 3 * forward_softmax,
+             "LSTM forward": forward_lstm, "LSTM backward": backward_lstm,
+             "adaptive softmax": 3 * forward_softmax}
     parts = ["token layer", "LSTM forward", "LSTM backward", "adaptive softmax",
              "optimizer (clipping + AdamW)"]
     rows = []
@@ -179,7 +191,8 @@ def main():
     share = flops["step"] / seconds["step"] / peak
     markdown = (
         f"### biLM training step against the {args.precision} matmul peak\n\n"
-        f"Default BiLM (256/256, adaptive softmax), {args.precision}, {len(batches)} training "
+        f"Default BiLM (256/256, adaptive softmax, word embedding "
+        f"{'learning' if token_layer_learns else 'frozen'}), {args.precision}, {len(batches)} training "
         f"batches of AG News ({targets:,} LM targets), {torch.get_num_threads()} threads; "
         f"matmul peak {peak / 1e9:.0f} GFLOP/s (2048 x 2048, best timing). Parts are timed "
         "alone on the same batches, so their sum differs from the whole step (what lies between the parts: masks, casts, reversals).\n\n"
