@@ -62,7 +62,8 @@ SECTIONS = [
      "the softmax), whatever the corpus size."),
     ("busy_machine", "A busy machine",
      "Pretraining and transform beside 0 or 1 competing processes, with 1 and 2 torch "
-     "threads, the default and `n_threads=\"auto\"`."),
+     "threads, the default and `n_threads=\"auto\"`, with elmofeat's OpenMP spin count "
+     "and libgomp's own."),
     ("bilm_quality", "biLM held-out perplexity", "Word, word + GloVe and char-CNN token layers."),
     ("fuzz", "Fuzz suite, long run", "The properties of `tests/test_fuzz.py` (random text, "
      "parameter values, labels and files at every estimator, loader and the CLI: a clear "

@@ -1,0 +1,44 @@
+"""How long torch's idle OpenMP threads spin before they sleep.
+
+torch's CPU wheel runs its kernels on GNU OpenMP (libgomp). Between two kernels its
+threads spin, by libgomp's default for up to 300,000 iterations (a fraction of a
+millisecond), before they sleep. On a machine where another process keeps a core busy,
+those spinning threads take the time slices that the thread sharing its core with the
+neighbour needs to reach the next barrier, and every kernel waits for that thread:
+pretraining a small biLM on 2 threads beside one busy process ran at 0.08 of its idle
+speed with libgomp's default spin count, and at 0.45 with 1,000 spins, which cost the
+default biLM a few percent on an idle machine (``benchmarks/busy_machine.py``; shorter
+spins helped a busy machine a little more and cost an idle one more).
+
+libgomp reads ``GOMP_SPINCOUNT`` once, when torch is imported. ``import elmofeat``
+does not import torch, and sets ``GOMP_SPINCOUNT`` to :data:`SPIN_COUNT` unless the
+user has set ``GOMP_SPINCOUNT`` or ``OMP_WAIT_POLICY`` (their setting wins:
+``GOMP_SPINCOUNT=300000`` restores libgomp's default). It therefore takes effect in a
+process that imports elmofeat before torch, and in every process started from it
+(joblib's workers, the command line). Other OpenMP runtimes ignore the variable.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import MutableMapping
+
+#: Spins before an idle libgomp thread sleeps, where the user has not chosen.
+SPIN_COUNT = 1000
+
+#: Variables with which the user chooses the wait policy; any of them keeps ours out.
+USER_SETTINGS = ("GOMP_SPINCOUNT", "OMP_WAIT_POLICY")
+
+
+def limit_openmp_spinning(environ: MutableMapping[str, str] | None = None) -> bool:
+    """Set ``GOMP_SPINCOUNT`` to :data:`SPIN_COUNT` unless the user chose a wait policy.
+
+    Returns whether torch will see the setting in this process: False when the user's
+    own setting stands or torch was imported first (child processes still inherit it).
+    """
+    environ = os.environ if environ is None else environ
+    if any(name in environ for name in USER_SETTINGS):
+        return False
+    environ["GOMP_SPINCOUNT"] = str(SPIN_COUNT)
+    return "torch" not in sys.modules
