@@ -14,6 +14,9 @@ Two entry points:
 
 from __future__ import annotations
 
+import sys
+import warnings
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -23,6 +26,8 @@ POOLING_METHODS = ("mean", "max", "meanmax")
 
 # Rows gathered at once by max pooling over a lookup table (bounds peak memory).
 _MAX_GATHER_ELEMENTS = 1 << 22
+# Elements summed at once by mean pooling (bounds its float64 copy: 128 MB).
+_SUM_BLOCK_ELEMENTS = 1 << 24
 
 
 def check_pooling(pooling) -> str:
@@ -49,20 +54,50 @@ def _segment_max(vectors: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     """Max over each non-empty segment ``vectors[offsets[i]:offsets[i+1]]``; zeros if empty."""
     n_docs = len(offsets) - 1
     out = np.zeros((n_docs, vectors.shape[1]), dtype=np.float32)
-    nonempty = np.flatnonzero(np.diff(offsets) > 0)
-    if len(nonempty):
+    lengths = np.diff(offsets)
+    nonempty = np.flatnonzero(lengths > 0)
+    if not len(nonempty):
+        return out
+    torch = sys.modules.get("torch")
+    if torch is not None and vectors.dtype == np.float32:
+        # Same maxima, about 10x faster than reduceat along axis 0 (which walks each
+        # column with a stride of a row); used where torch is loaded anyway (ELMo).
+        segments = np.ascontiguousarray(vectors[offsets[0]:offsets[-1]])
+        with warnings.catch_warnings():  # a read-only array (a memory map) is only read
+            warnings.filterwarnings("ignore", "The given NumPy array is not writable")
+            segments = torch.from_numpy(segments)
+        out[nonempty] = torch.segment_reduce(
+            segments, "max", lengths=torch.from_numpy(lengths[nonempty].astype(np.int64)),
+            axis=0).numpy()
+    else:
         out[nonempty] = np.maximum.reduceat(vectors, offsets[nonempty], axis=0)
     return out
 
 
 def _segment_mean(vectors: np.ndarray, offsets: np.ndarray) -> np.ndarray:
-    n_docs = len(offsets) - 1
-    out = np.zeros((n_docs, vectors.shape[1]), dtype=np.float32)
-    lengths = np.diff(offsets)
-    nonempty = np.flatnonzero(lengths > 0)
-    if len(nonempty):
-        sums = np.add.reduceat(vectors, offsets[nonempty], axis=0, dtype=np.float64)
-        out[nonempty] = sums / lengths[nonempty, None]
+    """Mean over each segment, summed in float64; zeros for an empty segment.
+
+    The sums are sparse products (a 0/1 document-by-token matrix times the vectors):
+    ``np.add.reduceat`` along axis 0 walks each column with a stride of a whole row and
+    ran 5x slower. Blocks of whole documents bound the float64 copy scipy makes.
+    """
+    n_docs, dim = len(offsets) - 1, vectors.shape[1]
+    out = np.zeros((n_docs, dim), dtype=np.float32)
+    rows_per_block = max(1, _SUM_BLOCK_ELEMENTS // max(1, dim))
+    first = 0
+    while first < n_docs:
+        # Documents first..last-1: as many as fit in a block, at least one.
+        last = int(np.searchsorted(offsets, offsets[first] + rows_per_block, side="right")) - 1
+        last = min(n_docs, max(last, first + 1))
+        lo, hi = offsets[first], offsets[last]
+        if hi > lo:
+            ones = sp.csr_matrix((np.ones(hi - lo), np.arange(hi - lo), offsets[first:last + 1] - lo),
+                                 shape=(last - first, hi - lo))
+            lengths = np.diff(offsets[first:last + 1])
+            sums = ones @ vectors[lo:hi]
+            nonempty = lengths > 0
+            out[first:last][nonempty] = sums[nonempty] / lengths[nonempty, None]
+        first = last
     return out
 
 

@@ -1,3 +1,5 @@
+import warnings
+
 import numpy as np
 import pytest
 
@@ -70,3 +72,31 @@ def test_bad_pooling_and_feature_names():
     assert list(pooled_feature_names("svd", 2, "meanmax")) == [
         "svd_mean0", "svd_mean1", "svd_max0", "svd_max1"
     ]
+
+
+@pytest.mark.parametrize("with_torch", [True, False])
+@pytest.mark.parametrize("pooling", ["mean", "max"])
+def test_fast_segment_reductions_match_numpys_reduceat(monkeypatch, with_torch, pooling):
+    """Mean pooling sums by sparse products in blocks, max pooling uses torch where it is
+    loaded: the results equal reduceat's, for empty documents, read-only arrays and
+    documents split over several blocks too."""
+    import sys
+
+    rng = np.random.default_rng(0)
+    vectors = rng.standard_normal((400, 6)).astype(np.float32)
+    vectors.flags.writeable = False
+    offsets = np.array([0, 0, 3, 3, 150, 151, 400])
+    if not with_torch:
+        monkeypatch.delitem(sys.modules, "torch")
+    monkeypatch.setattr(_pooling, "_SUM_BLOCK_ELEMENTS", 6 * 100)  # blocks of 100 rows
+    nonempty = np.flatnonzero(np.diff(offsets) > 0)
+    if pooling == "mean":
+        sums = np.add.reduceat(vectors, offsets[nonempty], axis=0, dtype=np.float64)
+        expected = (sums / np.diff(offsets)[nonempty, None]).astype(np.float32)
+    else:
+        expected = np.maximum.reduceat(vectors, offsets[nonempty], axis=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        pooled = pool_vectors(vectors, offsets, pooling)
+    np.testing.assert_array_equal(pooled[nonempty], expected)
+    assert not pooled[[0, 2]].any()

@@ -90,15 +90,12 @@ class EmbeddingMixin:
         out = np.empty((content_offsets[-1], self.n_representations_, self.output_dim_), np.float32)
         batches = bucket_batches(lengths, batch_size or 4 * self.batch_size)
         lm = self.language_model_
+        to_host = _HostCopy(self._device, batches, lengths, out.shape[1:])
         with self._inference_context():
             for batch in iter_batches(windows, batches, chars, self._device):
                 tick()
                 layers = lm.encoder.layer_representations(batch.inputs, batch.lengths)
-                layers = layers.float().cpu().numpy()
-                for row, window in enumerate(batch.windows):
-                    n = lengths[window] - 2
-                    start = content_offsets[window]
-                    out[start : start + n] = layers[row, 1 : n + 1]  # strip <bos>, <eos>
+                to_host(layers, batch.windows, content_offsets, out)
         # Windows of a document are consecutive, so its tokens are too.
         doc_lengths = np.fromiter((len(t) for t in token_lists), np.int64, len(token_lists))
         return out, np.concatenate([[0], np.cumsum(doc_lengths)])
@@ -169,3 +166,42 @@ class EmbeddingMixin:
         True
         """
         return -math.log(self.perplexity(X))
+
+
+class _HostCopy:
+    """Copies a batch's layer representations into the flat output, without padding and
+    without the <bos>/<eos> positions.
+
+    On a CPU, row by row from the padded batch. On an accelerator, a copy to pageable
+    host memory is slow (about 1 GB/s measured on an H100 machine, 99% of ``embed``'s
+    time): the real positions are gathered on the device and copied through one pinned
+    buffer, sized for the largest batch.
+    """
+
+    def __init__(self, device, batches, lengths, shape, gather: bool | None = None):
+        device = torch.device(device)
+        self.lengths, self.staging = lengths, None
+        if device.type != "cpu" if gather is None else gather:
+            most = max((int((lengths[b] - 2).sum()) for b in batches), default=0)
+            self.staging = torch.empty((most, *shape), dtype=torch.float32,
+                                       pin_memory=device.type == "cuda")
+
+    def __call__(self, layers, windows, content_offsets, out):
+        """``layers``: (batch, width, n_layers + 1, dim) on the device; ``windows``:
+        the batch's window indices."""
+        n = self.lengths[windows] - 2
+        if self.staging is None:
+            layers = layers.float().cpu().numpy()
+            for row, window in enumerate(windows):
+                start = content_offsets[window]
+                out[start : start + n[row]] = layers[row, 1 : n[row] + 1]  # strip <bos>, <eos>
+            return
+        rows = np.repeat(np.arange(len(windows)), n)
+        positions = np.arange(n.sum()) - np.repeat(np.cumsum(n) - n, n) + 1
+        content = layers[torch.from_numpy(rows).to(layers.device),
+                         torch.from_numpy(positions).to(layers.device)]
+        host = self.staging[: len(rows)]
+        host.copy_(content)  # waits for the device: the buffer is reused by the next batch
+        destination = np.repeat(content_offsets[windows], n) + positions - 1
+        out[destination] = host.numpy()
+
