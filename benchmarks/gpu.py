@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -135,7 +134,7 @@ def torchrun_fit(train, *, device, dim, reference_digest) -> dict:
             [torchrun, "--nproc-per-node", "1", "-m", "elmofeat.bilm.distributed",
              "--texts", str(corpus), "--output", str(Path(tmp) / "bilm.pt"),
              "--params", json.dumps(params), "--digest-dir", tmp],
-            capture_output=True, text=True, env={**os.environ})
+            capture_output=True, text=True)
         seconds = time.perf_counter() - start
         digest_file = Path(tmp) / "rank0.txt"
         return {"returncode": run.returncode, "seconds": seconds,

@@ -70,10 +70,11 @@ SECTIONS = [
      "result files of the CPU benchmarks), and checks of the GPU path: batch "
      "independence, a GPU-trained model loaded on the CPU, a trainable mix fitted on the "
      "GPU, seeded reproducibility and `torchrun` with nccl. Its first run (code of commit db630f4, the same command) found "
-     "`embed` spending 99% of its time copying padded layers to pageable host memory "
+     "`embed` bound by copying padded layers to pageable host memory "
      "(141,690 tokens/s, `transform` 943 documents/s): the real positions are now gathered "
      "on the device and copied through a pinned buffer, and mean pooling sums with a "
-     "sparse product instead of `np.add.reduceat` (5x faster, on the CPU too). The CPU "
+     "sparse product instead of `np.add.reduceat` (faster on the CPU too: see the "
+     "ElmoVectorizer speed section). The CPU "
      "columns are the CPU result files as they stood when it ran: the CPU transform figure "
      "predates that pooling change (see the ElmoVectorizer speed section for the current one)."),
     ("bilm_quality", "biLM held-out perplexity",

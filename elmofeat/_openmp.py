@@ -7,8 +7,7 @@ those spinning threads take the time slices that the thread sharing its core wit
 neighbour needs to reach the next barrier, and every kernel waits for that thread:
 pretraining a small biLM on 2 threads beside one busy process ran at 0.08 of its idle
 speed with libgomp's default spin count, and at 0.45 with 1,000 spins, which cost the
-default biLM a few percent on an idle machine (``benchmarks/busy_machine.py``; shorter
-spins helped a busy machine a little more and cost an idle one more).
+default biLM a few percent on an idle machine (``benchmarks/busy_machine.py``).
 
 libgomp reads ``GOMP_SPINCOUNT`` once, when torch is imported. ``import elmofeat``
 does not import torch, and sets ``GOMP_SPINCOUNT`` to :data:`SPIN_COUNT` unless the

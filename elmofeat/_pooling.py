@@ -60,8 +60,8 @@ def _segment_max(vectors: np.ndarray, offsets: np.ndarray) -> np.ndarray:
         return out
     torch = sys.modules.get("torch")
     if torch is not None and vectors.dtype == np.float32:
-        # Same maxima, about 10x faster than reduceat along axis 0 (which walks each
-        # column with a stride of a row); used where torch is loaded anyway (ELMo).
+        # Same maxima, much faster than reduceat along axis 0 (which walks each column
+        # with a stride of a row); used where torch is loaded anyway (ELMo).
         segments = np.ascontiguousarray(vectors[offsets[0]:offsets[-1]])
         with warnings.catch_warnings():  # a read-only array (a memory map) is only read
             warnings.filterwarnings("ignore", "The given NumPy array is not writable")
@@ -79,7 +79,7 @@ def _segment_mean(vectors: np.ndarray, offsets: np.ndarray) -> np.ndarray:
 
     The sums are sparse products (a 0/1 document-by-token matrix times the vectors):
     ``np.add.reduceat`` along axis 0 walks each column with a stride of a whole row and
-    ran 5x slower. Blocks of whole documents bound the float64 copy scipy makes.
+    is much slower. Blocks of whole documents bound the float64 copy scipy makes.
     """
     n_docs, dim = len(offsets) - 1, vectors.shape[1]
     out = np.zeros((n_docs, dim), dtype=np.float32)

@@ -173,15 +173,17 @@ class _HostCopy:
     without the <bos>/<eos> positions.
 
     On a CPU, row by row from the padded batch. On an accelerator, a copy to pageable
-    host memory is slow (about 1 GB/s measured on an H100 machine, 99% of ``embed``'s
-    time): the real positions are gathered on the device and copied through one pinned
-    buffer, sized for the largest batch.
+    host memory is slow (it bound ``embed`` on an H100: ``benchmarks/gpu.py``): the real
+    positions are gathered on the device and copied through one pinned buffer, sized
+    for the largest batch.
     """
 
     def __init__(self, device, batches, lengths, shape, gather: bool | None = None):
         device = torch.device(device)
         self.lengths, self.staging = lengths, None
-        if device.type != "cpu" if gather is None else gather:
+        if gather is None:
+            gather = device.type != "cpu"
+        if gather:
             most = max((int((lengths[b] - 2).sum()) for b in batches), default=0)
             self.staging = torch.empty((most, *shape), dtype=torch.float32,
                                        pin_memory=device.type == "cuda")
