@@ -12,7 +12,13 @@ penalty is fixed (C=1), so multiplying every feature by c acts as C * c**2; the 
 trainable mixes' features are scored at several multipliers, per-feature standardised,
 and (trainable) without its learned gamma, to see how much of a mix's accuracy is its
 scale rather than its content.
+With --test-texts it asks whether the biLM memorises its training texts, so that the
+classifier learns from features of texts the biLM has seen and is scored on features of
+texts it has not: a second biLM is pretrained on the training and the test texts (no
+labels), and the frozen and trainable mixes of both are scored, next to each biLM's
+last-epoch training and held-out perplexity.
 Run: python benchmarks/layer_probe.py {ag_news,r8,cr,mpqa} [--train-embedding] [--scales]
+     [--test-texts]
 """
 import numpy as np
 from sklearn.linear_model import LogisticRegression
@@ -48,6 +54,17 @@ if "--scales" in sys.argv[2:]:
         print(key, mix, "standardised", scored(scaler.transform(train), scaler.transform(test)), flush=True)
         if mix == "trainable":
             print(key, mix, "without gamma", scored(train / gamma, test / gamma), flush=True)
+    sys.exit()
+if "--test-texts" in sys.argv[2:]:
+    both = BiLM(random_state=settings.seed).fit(list(split.X_train) + list(split.X_test))
+    for name, model in (("pretrained on training texts", bilm),
+                        ("pretrained on training + test texts", both)):
+        last = model.history_[-1]
+        print(key, name, f"perplexity: training {last['train_perplexity']:.1f}, "
+              f"held-out {last['validation_perplexity']:.1f}", flush=True)
+        for mix in ("frozen", "trainable"):
+            vec = ElmoVectorizer(model, layer_mix=mix, cache_dir=None, random_state=0)
+            print(key, name, mix, round(acc(vec), 4), flush=True)
     sys.exit()
 print(key, "svd", round(acc(SVDVectorizer(random_state=0)), 4), flush=True)
 for w in ([1, 0, 0], [0, 1, 0], [0, 0, 1], None):

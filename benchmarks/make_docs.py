@@ -64,6 +64,10 @@ SECTIONS = [
      "Pretraining and transform beside 0 or 1 competing processes, with 1 and 2 torch "
      "threads, the default and `n_threads=\"auto\"`, with elmofeat's OpenMP spin count "
      "and libgomp's own."),
+    ("thread_invariance", "Pretrained weights and the thread count",
+     "Why the default keeps torch's thread count while pretraining instead of following "
+     "the machine's load: where, on this CPU, 1 and 2 threads give different weights, and "
+     "the kernel that sums differently."),
     ("gpu", "biLM on a GPU",
      "Pretraining and inference with `device=\"cuda\"` on a GPU machine lent to one session "
      "(the command needs a CUDA device; the CPU figures it compares with come from the "
@@ -118,7 +122,12 @@ def main():
         "minutes and their timings depend on the machine (here: 2 shared CPU cores).\n",
         "The shared machines are not all alike. Some hosts have AMX, whose bf16 matrix "
         "products are about 6x faster: the bf16 matmul peak measured 417 GFLOP/s on the host "
-        "of 2026-11-21 and 2,400 GFLOP/s on that of 2026-11-22. Compare timings within one "
+        "of 2026-11-21, 2,400 GFLOP/s on the Intel host with AMX of 2026-11-22 and 859 "
+        "GFLOP/s on the AMD EPYC host (AVX-512 BF16, no AMX) that ran the pretraining-speed, "
+        "precision and thread-count tables late on 2026-11-22. The same benchmark can land "
+        "differently on them: the whole-fit speed-up over the reference loop read 5.6x on "
+        "the AMX host and 7.5x on the AMD one (5 epochs), as elmofeat's bf16 step ran faster "
+        "and the reference's fp32 loop slower there. Compare timings within one "
         "table (each is measured side by side in one run); the Machine line names the CPU "
         "and its bf16 units where it was recorded.\n",
         comparison_section(),

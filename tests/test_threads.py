@@ -158,8 +158,9 @@ def _thread_counts_during(monkeypatch, fit):
 
 
 def test_default_pretraining_on_a_busy_machine_gives_the_idle_weights(monkeypatch):
-    # The thread count changes how some training kernels sum (the default biLM's weights
-    # differ between 1 and 2 threads), so the default must not follow the load.
+    # The thread count changes how some training kernels sum (at some widths the weights
+    # differ between 1 and 2 threads: benchmarks/thread_invariance.py), so the default
+    # must not follow the load.
     from elmofeat.bilm.io import weights_digest
 
     texts = make_topic_corpus(200)[0]

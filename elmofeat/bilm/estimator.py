@@ -149,8 +149,8 @@ class BiLM(EmbeddingMixin, PersistenceMixin, TextEstimatorMixin, BaseEstimator):
         the thread count). ``"auto"``: pretraining adapts too. That is much faster on a
         busy machine (a thread that shares its core with another process stalls the
         others at every kernel's barrier), but the weights then depend on the machine's
-        load, because the thread count changes how some kernels sum. An int fixes the
-        count.
+        load, because the thread count changes how some kernels sum (at some model
+        widths: ``benchmarks/thread_invariance.py``). An int fixes the count.
     device : str, default="cpu"
         ``"auto"`` (CUDA when available, else the CPU) or any torch device string:
         ``"cpu"``, ``"cuda"``, ``"cuda:1"``, ``"mps"``.
