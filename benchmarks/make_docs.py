@@ -122,9 +122,10 @@ def main():
         "minutes and their timings depend on the machine (here: 2 shared CPU cores).\n",
         "The shared machines are not all alike. Some hosts have AMX, whose bf16 matrix "
         "products are about 6x faster: the bf16 matmul peak measured 417 GFLOP/s on the host "
-        "of 2026-11-21, 2,400 GFLOP/s on the Intel host with AMX of 2026-11-22 and 859 "
+        "of 2026-11-21, 2,400 GFLOP/s on the Intel host with AMX of 2026-11-22 and 840 "
         "GFLOP/s on the AMD EPYC host (AVX-512 BF16, no AMX) that ran the pretraining-speed, "
-        "precision and thread-count tables late on 2026-11-22. The same benchmark can land "
+        "step-profile, precision and thread-count tables late on 2026-11-22 (the step "
+        "reached 13% of the peak on the first, 32% on the second). The same benchmark can land "
         "differently on them: the whole-fit speed-up over the reference loop read 5.6x on "
         "the AMX host and 7.5x on the AMD one (5 epochs), as elmofeat's bf16 step ran faster "
         "and the reference's fp32 loop slower there. Compare timings within one "

@@ -96,16 +96,15 @@ def main():
         kernels.append({"width": width, "shapes": tried, "differing": len(differing),
                         "examples": differing[:4]})
         print(kernels[-1], flush=True)
-    report(texts, fits, kernels)
+    report(len(texts), fits, kernels)
 
 
-def report(texts, fits, kernels):
-    """The Markdown tables, written with the JSON results."""
-
+def report(n_texts, fits, kernels):
+    """Write the JSON results and their Markdown tables."""
     lines = [
         "### Pretrained weights with 1 and with 2 threads",
         "",
-        f"One epoch on the {len(texts):,} AG News texts, seed 0, "
+        f"One epoch on the {n_texts:,} AG News texts, seed 0, "
         "`BiLM(embedding_dim=w, hidden_dim=w, max_epochs=1, precision=p, n_threads=t)`.",
         "",
         markdown_table(
