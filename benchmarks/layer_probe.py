@@ -9,8 +9,9 @@ With --train-embedding the biLM's word embedding learns during pretraining
 pretraining a small corpus do to the token layer and to the layers built on it?
 With --scales it probes the features' overall scale instead: LogisticRegression's
 penalty is fixed (C=1), so multiplying every feature by c acts as C * c**2; the frozen and
-trainable mixes' features are scored at several multipliers, per-feature standardised,
-and (trainable) without its learned gamma, to see how much of a mix's accuracy is its
+trainable mixes' features are scored at several multipliers, at a total variance of 1
+(the scale of TF-IDF's unit-norm rows; C=1 and C=10), per-feature standardised, and
+(trainable) without its learned gamma, to see how much of a mix's accuracy is its
 scale rather than its content.
 With --test-texts it asks whether the biLM memorises its training texts, so that the
 classifier learns from features of texts the biLM has seen and is scored on features of
@@ -38,8 +39,8 @@ def acc(vec):
     return np.mean(m.predict(split.X_test) == np.asarray(split.y_test))
 if "--scales" in sys.argv[2:]:
     from sklearn.preprocessing import StandardScaler
-    def scored(train, test):
-        clf = LogisticRegression(max_iter=3000).fit(train, split.y_train)
+    def scored(train, test, C=1.0):
+        clf = LogisticRegression(max_iter=3000, C=C).fit(train, split.y_train)
         return round(float(np.mean(clf.predict(test) == np.asarray(split.y_test))), 4)
     for mix in ("frozen", "trainable"):
         vec = ElmoVectorizer(bilm, layer_mix=mix, cache_dir=None, random_state=0)
@@ -50,6 +51,12 @@ if "--scales" in sys.argv[2:]:
         print(key, mix, f"gamma {gamma:.3g}, feature rms {rms:.3g}", flush=True)
         for c in (0.25, 0.5, 1, 2, 4, 8):
             print(key, mix, f"x{c}", scored(c * train, c * test), flush=True)
+        # TF-IDF's scale: rows of unit norm have a total variance below 1, for which
+        # LogisticRegression's default C is made; the mixes' layers have unit variance
+        # per feature, a total variance of about their width.
+        unit = 1 / np.sqrt(train.astype(np.float64).var(axis=0).sum())
+        print(key, mix, "unit total variance", scored(unit * train, unit * test),
+              "C=10:", scored(unit * train, unit * test, C=10), flush=True)
         scaler = StandardScaler().fit(train)
         print(key, mix, "standardised", scored(scaler.transform(train), scaler.transform(test)), flush=True)
         if mix == "trainable":
