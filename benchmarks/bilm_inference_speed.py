@@ -6,8 +6,8 @@ then, in the same process:
 
 * batched: ``BiLM.embed`` over --docs documents (length-bucketed batches);
 * one at a time: ``BiLM.embed([doc])`` for the first --single documents;
-* the machine's matrix-multiply peak, measured with torch (2048 x 2048 matmuls) in
-  float32 and bfloat16;
+* the machine's matrix-multiply peak, measured with torch (2048 x 2048 matmuls, the
+  faster of its BLAS and oneDNN) in float32 and bfloat16;
 * the achieved FLOP/s of batched inference from the LSTM arithmetic
   (2 x 4h x (d_in + h) per position, layer and direction) as a fraction of the peak of
   the same precision;
@@ -111,7 +111,8 @@ def main():
         f"Default-size BiLM (256/256, 2 layers per direction), {len(docs):,} AG News documents "
         f"batched, {args.single} one at a time (best of 3 runs each), "
         f"{torch.get_num_threads()} threads. Peak = torch "
-        "2048x2048 matmul in the same precision, best of 10 timings before and after the runs.\n\n"
+        "2048x2048 matmul in the same precision, the faster of its BLAS and oneDNN, best of "
+        "5 rounds of 10 before and after the runs.\n\n"
         + markdown_table(["precision", "batched tokens/s", "one-at-a-time tokens/s", "speed-up",
                           "achieved GFLOP/s", "matmul peak GFLOP/s", "of peak",
                           "one at a time, of peak", "ceiling (peak / one at a time)",
