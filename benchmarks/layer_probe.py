@@ -18,8 +18,10 @@ classifier learns from features of texts the biLM has seen and is scored on feat
 texts it has not: a second biLM is pretrained on the training and the test texts (no
 labels), and the frozen and trainable mixes of both are scored, next to each biLM's
 last-epoch training and held-out perplexity.
+With --hybrid it scores make_hybrid (TF-IDF + the frozen mix, LogisticRegression(C=10))
+at several weights of the ELMo block, next to TF-IDF alone.
 Run: python benchmarks/layer_probe.py {ag_news,r8,cr,mpqa} [--train-embedding] [--scales]
-     [--test-texts]
+     [--test-texts] [--hybrid]
 """
 import numpy as np
 from sklearn.linear_model import LogisticRegression
@@ -61,6 +63,19 @@ if "--scales" in sys.argv[2:]:
         print(key, mix, "standardised", scored(scaler.transform(train), scaler.transform(test)), flush=True)
         if mix == "trainable":
             print(key, mix, "without gamma", scored(train / gamma, test / gamma), flush=True)
+    sys.exit()
+if "--hybrid" in sys.argv[2:]:
+    from elmofeat import make_hybrid
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    def scored_c10(features):
+        m = make_pipeline(features, LogisticRegression(max_iter=3000, C=10))
+        m.fit(split.X_train, split.y_train)
+        return round(float(np.mean(m.predict(split.X_test) == np.asarray(split.y_test))), 4)
+    print(key, "TF-IDF alone (C=10)", scored_c10(TfidfVectorizer(sublinear_tf=True)), flush=True)
+    for weight in (0.05, 0.1, 0.2, 0.35, 0.5, 1.0):
+        hybrid = make_hybrid(ElmoVectorizer(bilm, layer_mix="frozen", cache_dir=None,
+                                            random_state=0), elmo_weight=weight)
+        print(key, f"hybrid, elmo_weight={weight} (C=10)", scored_c10(hybrid), flush=True)
     sys.exit()
 if "--test-texts" in sys.argv[2:]:
     both = BiLM(random_state=settings.seed).fit(list(split.X_train) + list(split.X_test))

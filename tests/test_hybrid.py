@@ -53,9 +53,30 @@ def test_searchable_and_saved_in_a_pipeline(corpus, bilm, tmp_path):
                                  "features__transformer_weights": [{"elmo": 0.1}, {"elmo": 0.5}]},
                           cv=2).fit(X, y)
     assert search.best_score_ > 0.5
+    # The fitted biLM is shared by every candidate, never pretrained again.
+    best_elmo = search.best_estimator_.named_steps["features"].named_transformers["elmo"]
+    assert best_elmo.named_steps["elmo"].bilm_ is bilm
     joblib.dump(search.best_estimator_, tmp_path / "model.joblib")
     loaded = joblib.load(tmp_path / "model.joblib")
     np.testing.assert_array_equal(loaded.predict(X[:10]), search.best_estimator_.predict(X[:10]))
+
+
+def test_weight_zero_is_tfidf_alone(corpus, bilm):
+    # The lower end of a weight search: the ELMo block weighs nothing, and the model is
+    # TF-IDF + LogisticRegression (zero columns get zero coefficients).
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.pipeline import make_pipeline
+
+    X, y = corpus
+    hybrid = make_pipeline(make_hybrid(ElmoVectorizer(bilm, cache_dir=None), elmo_weight=0.0),
+                           LogisticRegression(C=10, max_iter=1000)).fit(X, y)
+    alone = make_pipeline(TfidfVectorizer(sublinear_tf=True),
+                          LogisticRegression(C=10, max_iter=1000)).fit(X, y)
+    np.testing.assert_allclose(hybrid.decision_function(X), alone.decision_function(X),
+                               atol=1e-4)
+    weighted = make_pipeline(make_hybrid(ElmoVectorizer(bilm, cache_dir=None), elmo_weight=0.5),
+                             LogisticRegression(C=10, max_iter=1000)).fit(X, y)
+    assert not np.allclose(weighted.decision_function(X), alone.decision_function(X), atol=1e-4)
 
 
 @pytest.mark.parametrize("kwargs, error, match", [
