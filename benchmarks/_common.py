@@ -64,35 +64,41 @@ def write_results(name: str, payload: dict, markdown: str) -> tuple[Path, Path]:
     return json_path, md_path
 
 
-def matmul_peak(dtype, n=2048, repeats=10, rounds=5) -> float:
-    """The best FLOP/s of ``rounds`` timings of ``repeats`` n x n matmuls, over the
-    matmul libraries torch has: its BLAS (``a @ b``) and, where built in, oneDNN
-    (``mkldnn_linear``, the library behind the LSTM and bf16 products).
+def matmul_peaks(dtype, n=2048, repeats=10, rounds=5) -> dict[str, float]:
+    """The best FLOP/s of ``rounds`` timings of ``repeats`` n x n matmuls, for each
+    matmul library torch has: its BLAS (``a @ b``; MKL in the x86 wheels) and, where
+    built in, oneDNN (``mkldnn_linear``, the library behind the LSTM and bf16 products).
 
     A peak is a best case: on a shared machine one slow round says more about the
     neighbours than about the CPU, so the fastest round counts. Both libraries count
     because either can be the slow one: on an AMD EPYC the wheel's MKL ran float32
-    products at half oneDNN's speed (about 200 against 445 GFLOP/s on 2 cores), so a
-    peak from ``a @ b`` alone put the LSTM above 100% of it.
+    products at half oneDNN's speed (``bilm_inference_speed.py`` records both).
     """
     import torch
 
     a, b = torch.randn(n, n).to(dtype), torch.randn(n, n).to(dtype)
-    products = [lambda: a @ b]
+    products = {"BLAS": lambda: a @ b}
     if torch.backends.mkldnn.is_available():
         # mkldnn_linear(x, w) is x @ w.T: the same work on oneDNN's own layout.
         a_dnn, b_dnn = a.to_mkldnn(), b.to_mkldnn()
-        products.append(lambda: torch._C._nn.mkldnn_linear(a_dnn, b_dnn))
-    best = 0.0
-    for product in products:
+        products["oneDNN"] = lambda: torch._C._nn.mkldnn_linear(a_dnn, b_dnn)
+    peaks = {}
+    for library, product in products.items():
         for _ in range(2):
             product()
+        best = 0.0
         for _ in range(rounds):
             start = time.perf_counter()
             for _ in range(repeats):
                 product()
             best = max(best, 2 * n**3 * repeats / (time.perf_counter() - start))
-    return best
+        peaks[library] = best
+    return peaks
+
+
+def matmul_peak(dtype, **kwargs) -> float:
+    """The machine's matmul peak: the fastest library of :func:`matmul_peaks`."""
+    return max(matmul_peaks(dtype, **kwargs).values())
 
 
 def bare_lstm_flops(batch: int, time_steps: int, dim: int, bf16: bool, *, backward: bool,

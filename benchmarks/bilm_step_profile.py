@@ -153,8 +153,8 @@ def main():
     for batch in batches[:5]:  # warm-up: oneDNN builds its kernels once per shape
         step(batch)
     d, h = bilm.embedding_dim, bilm.hidden_dim
-    # Passes of one machine differ by up to 15% here: the best is the step's speed, the
-    # median what a run of it sees.
+    # A shared host's speed drifts: the best pass is the step's speed, the median what a
+    # run of it sees.
     passes = timed(step, batches)
     step_seconds, median_seconds = min(passes), float(np.median(passes))
     part_seconds, profiled_seconds = profile_parts(step, batches)

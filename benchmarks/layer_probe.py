@@ -18,10 +18,13 @@ classifier learns from features of texts the biLM has seen and is scored on feat
 texts it has not: a second biLM is pretrained on the training and the test texts (no
 labels), and the frozen and trainable mixes of both are scored, next to each biLM's
 last-epoch training and held-out perplexity.
+With --coverage it counts the vocabulary words that get no SVD start (so keep a random,
+frozen vector): the start comes from the training share of the texts (not the
+validation texts), the vocabulary from all of them.
 With --hybrid it scores make_hybrid (TF-IDF + the frozen mix, LogisticRegression(C=10))
 at several weights of the ELMo block, next to TF-IDF alone.
 Run: python benchmarks/layer_probe.py {ag_news,r8,cr,mpqa} [--train-embedding] [--scales]
-     [--test-texts] [--hybrid]
+     [--test-texts] [--hybrid] [--coverage]
 """
 import numpy as np
 from sklearn.linear_model import LogisticRegression
@@ -34,10 +37,26 @@ import sys
 key = sys.argv[1]
 settings = BenchmarkSettings(datasets=(key,))
 split = load_dataset(key, settings, get_data_home(None)).splits[0]
+if "--coverage" in sys.argv[2:]:
+    from sklearn.utils import check_random_state
+    from elmofeat.bilm.batching import SPECIALS
+    from elmofeat.bilm.pretrained import corpus_vectors
+    # The default fit's own draws: its seed, then the validation split (BiLM.fit).
+    probe, random_state = BiLM(random_state=settings.seed), check_random_state(settings.seed)
+    random_state.randint(2**31 - 1)
+    _, _, start = probe._training_data(split.X_train, random_state)
+    without = int(np.isnan(start[len(SPECIALS):]).any(axis=1).sum())
+    every_text, _ = corpus_vectors(probe._tokenize(split.X_train), probe.vocabulary_,
+                                   len(SPECIALS), probe.embedding_dim, np.random.RandomState(0))
+    still = int(np.isnan(every_text[len(SPECIALS):]).any(axis=1).sum())
+    print(key, f"vocabulary {len(probe.vocabulary_) - len(SPECIALS)} words; without an SVD "
+          f"start (random, frozen): {without} from the training share, {still} from every "
+          "text", flush=True)
+    sys.exit()
 bilm = BiLM(random_state=settings.seed,
             freeze_embedding="--train-embedding" not in sys.argv[2:]).fit(split.X_train)
-def acc(vec):
-    m = make_pipeline(vec, LogisticRegression(max_iter=3000)).fit(split.X_train, split.y_train)
+def acc(vec, C=1.0):
+    m = make_pipeline(vec, LogisticRegression(max_iter=3000, C=C)).fit(split.X_train, split.y_train)
     return np.mean(m.predict(split.X_test) == np.asarray(split.y_test))
 if "--scales" in sys.argv[2:]:
     from sklearn.preprocessing import StandardScaler
@@ -67,15 +86,12 @@ if "--scales" in sys.argv[2:]:
 if "--hybrid" in sys.argv[2:]:
     from elmofeat import make_hybrid
     from sklearn.feature_extraction.text import TfidfVectorizer
-    def scored_c10(features):
-        m = make_pipeline(features, LogisticRegression(max_iter=3000, C=10))
-        m.fit(split.X_train, split.y_train)
-        return round(float(np.mean(m.predict(split.X_test) == np.asarray(split.y_test))), 4)
-    print(key, "TF-IDF alone (C=10)", scored_c10(TfidfVectorizer(sublinear_tf=True)), flush=True)
+    print(key, "TF-IDF alone (C=10)", round(acc(TfidfVectorizer(sublinear_tf=True), C=10), 4),
+          flush=True)
     for weight in (0.05, 0.1, 0.2, 0.35, 0.5, 1.0):
         hybrid = make_hybrid(ElmoVectorizer(bilm, layer_mix="frozen", cache_dir=None,
                                             random_state=0), elmo_weight=weight)
-        print(key, f"hybrid, elmo_weight={weight} (C=10)", scored_c10(hybrid), flush=True)
+        print(key, f"hybrid, elmo_weight={weight} (C=10)", round(acc(hybrid, C=10), 4), flush=True)
     sys.exit()
 if "--test-texts" in sys.argv[2:]:
     both = BiLM(random_state=settings.seed).fit(list(split.X_train) + list(split.X_test))

@@ -2,9 +2,10 @@ import joblib
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GridSearchCV
-from sklearn.pipeline import Pipeline
+from sklearn.pipeline import Pipeline, make_pipeline
 
 from elmofeat import BiLM, ElmoVectorizer, make_hybrid
 
@@ -64,9 +65,6 @@ def test_searchable_and_saved_in_a_pipeline(corpus, bilm, tmp_path):
 def test_weight_zero_is_tfidf_alone(corpus, bilm):
     # The lower end of a weight search: the ELMo block weighs nothing, and the model is
     # TF-IDF + LogisticRegression (zero columns get zero coefficients).
-    from sklearn.feature_extraction.text import TfidfVectorizer
-    from sklearn.pipeline import make_pipeline
-
     X, y = corpus
     hybrid = make_pipeline(make_hybrid(ElmoVectorizer(bilm, cache_dir=None), elmo_weight=0.0),
                            LogisticRegression(C=10, max_iter=1000)).fit(X, y)
