@@ -7,6 +7,7 @@ import pytest
 
 from elmofeat.cli import main
 from elmofeat.benchmark import BenchmarkSettings, run_benchmark, write_report
+from elmofeat.benchmark.methods import HYBRID_WEIGHTS
 from elmofeat.benchmark.report import render_markdown, summarize
 
 # Two tasks of the suite, small enough for CI; every method (SVD's 300 components need
@@ -44,6 +45,8 @@ def test_every_split_scores_every_method(results):
             for mix in ("elmo-trainable", "elmo-glove-trainable"):
                 weights = split["methods"][mix]["layer_weights"]
                 assert len(weights) == 3 and sum(weights) == pytest.approx(1, abs=1e-5)
+            chosen = split["methods"]["hybrid-search"]["best_params"]
+            assert chosen["featureunion__transformer_weights"]["elmo"] in HYBRID_WEIGHTS
 
 
 def test_the_same_seed_gives_the_same_table(results, data_home):
@@ -64,7 +67,8 @@ def test_report_files(results, tmp_path):
     for needle in ("## The suite", "### Targets", "## AG News", "## CR", "ELMo, MLP mix",
                    "ELMo + GloVe, frozen mix", "TF-IDF + ELMo (make_hybrid)",
                    "Ordering of the methods", "Ordering of the mixes", "Against the reference",
-                   "Per-class precision", "Learned layer weights", "biLM pretraining (defaults)"):
+                   "Per-class precision", "Learned layer weights", "biLM pretraining (defaults)",
+                   "weight searched) row's search, split by split: elmo weight "):
         assert needle in report
     for name in ("suite_accuracy.png", "ag_news_confusion.png", "ag_news_layer_weights.png",
                  "cr_perplexity.png"):
@@ -135,12 +139,16 @@ def test_targets_are_checked_against_the_better_tfidf_row():
 
     summary = {"ag_news": {"tfidf": stat(0.80), "tfidf-c10": stat(0.85), "svd": stat(0.82),
                            "skipgram": stat(0.78), "elmo-trainable": stat(0.87),
-                           "elmo-frozen": stat(0.81), "hybrid": stat(0.855)}}
+                           "elmo-frozen": stat(0.81), "hybrid": stat(0.855),
+                           "hybrid-search": stat(0.861)}}
     checks = {(c.target, c.detail.split()[0]): c for c in check_targets(summary, {"ag_news": "AG"})}
+    hybrids = {c.detail.split(")")[0]: c for c in check_targets(summary, {"ag_news": "AG"})
+               if c.target == "hybrid 1 point above TF-IDF"}
     assert not checks[("SkipGramVectorizer within 3 points of SVDVectorizer", "skip-gram")].met
     best = checks[("best ELMo mix (defaults) 1 point above TF-IDF", "ELMo,")]
     assert best.met and "vs TF-IDF 0.8500" in best.detail  # C=10 row, not the weaker one
-    assert not checks[("hybrid 1 point above TF-IDF", "hybrid")].met
+    assert not hybrids["TF-IDF + ELMo (make_hybrid"].met  # +0.005
+    assert hybrids["TF-IDF + ELMo (make_hybrid, weight searched"].met  # +0.011
     frozen = [c for c in check_targets(summary, {"ag_news": "AG"})
               if c.target.startswith("every ELMo mix") and "frozen" in c.detail]
     assert len(frozen) == 1 and not frozen[0].met and "-0.0100" in frozen[0].detail

@@ -7,7 +7,7 @@ METHOD_NAMES = (
     "tfidf", "tfidf-c10", "glove", "svd", "skipgram",
     "elmo-trainable", "elmo-frozen", "elmo-mlp", "elmo-frozen-unscaled", "elmo-trainable-unscaled",
     "elmo-glove-trainable", "elmo-glove-frozen", "elmo-glove-mlp", "elmo-glove-frozen-unscaled",
-    "hybrid",
+    "hybrid", "hybrid-search",
 )
 # Names that select several methods on the command line.
 ALIASES = {

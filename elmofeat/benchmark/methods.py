@@ -14,6 +14,7 @@ from typing import Any, Callable
 
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import GridSearchCV, StratifiedKFold
 from sklearn.pipeline import make_pipeline
 
 from ..elmo import ElmoVectorizer
@@ -43,6 +44,9 @@ class Method:
     bilm: str | None = None  # which pretrained biLM of the split it uses
     needs_glove: bool = False
     C: float = 1.0  # of the LogisticRegression that follows
+    # Parameters of ``features -> LogisticRegression`` chosen by GridSearchCV
+    # (stratified 3-fold, on the training documents only); None: no search.
+    grid: dict | None = None
 
 
 def _elmo(mix, which="default", **params):
@@ -57,6 +61,10 @@ def _hybrid(context):
     return make_hybrid(ElmoVectorizer(context.bilm, layer_mix="frozen", cache_dir=None,
                                       random_state=context.seed))
 
+
+# The ELMo block's weight in make_hybrid, 0 (TF-IDF alone) among the candidates: the
+# best weight depends on the task (benchmarks/layer_probe.py --hybrid).
+HYBRID_WEIGHTS = (0.0, 0.05, 0.1, 0.2, 0.35)
 
 METHODS = {
     "tfidf": Method("TF-IDF + LR", "anchor", lambda c: TfidfVectorizer(sublinear_tf=True)),
@@ -85,6 +93,9 @@ METHODS = {
                                          _elmo("frozen", "glove", scale_layers=False),
                                          bilm="glove", needs_glove=True),
     "hybrid": Method("TF-IDF + ELMo (make_hybrid)", "hybrid", _hybrid, bilm="default", C=10.0),
+    "hybrid-search": Method(
+        "TF-IDF + ELMo (make_hybrid, weight searched)", "hybrid", _hybrid, bilm="default",
+        C=10.0, grid={"featureunion__transformer_weights": [{"elmo": w} for w in HYBRID_WEIGHTS]}),
 }
 if tuple(METHODS) != METHOD_NAMES:  # pragma: no cover - a developer's mistake
     raise RuntimeError("benchmark.catalog.METHOD_NAMES must list METHODS in order")
@@ -106,5 +117,11 @@ def resolve_methods(names) -> tuple[str, ...]:
 
 def make_model(method: Method, context: Context):
     """``features -> LogisticRegression``: the same classifier for every method (C=1
-    unless the method says otherwise, as the strong TF-IDF anchor does)."""
-    return make_pipeline(method.make(context), LogisticRegression(max_iter=3000, C=method.C))
+    unless the method says otherwise, as the strong TF-IDF anchor does), inside a
+    ``GridSearchCV`` when the method searches parameters. The search's clones share the
+    split's fitted biLM: it is never pretrained again."""
+    model = make_pipeline(method.make(context), LogisticRegression(max_iter=3000, C=method.C))
+    if method.grid is None:
+        return model
+    folds = StratifiedKFold(3, shuffle=True, random_state=context.seed)
+    return GridSearchCV(model, method.grid, cv=folds)

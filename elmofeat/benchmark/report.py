@@ -148,7 +148,10 @@ def render_markdown(results: dict, summary: dict, figures: dict) -> str:
         "training split one `BiLM()` (word embedding started from the split's own SVD "
         "vectors) and, for the \"+ GloVe\" rows, one `BiLM(pretrained_vectors=<GloVe 6B "
         "50d>)`, each shared by its three mixes. The hybrid is `make_hybrid()` (TF-IDF "
-        f"and ELMo features side by side). Seed {settings['seed']}."
+        "and ELMo features side by side); its \"weight searched\" row chooses the ELMo "
+        "block's weight (0, 0.05, 0.1, 0.2 or 0.35; 0 is TF-IDF alone) by `GridSearchCV` "
+        "(stratified 3-fold, training documents only) on the split's pretrained biLM. "
+        f"Seed {settings['seed']}."
         + (f" Overrides for this run: {_overrides(settings)}." if _overrides(settings) else ""))
     if len(results["datasets"]) > 1 or any(len(d["splits"]) > 1 for d in results["datasets"].values()):
         out += ["", "## The suite", ""]
@@ -167,6 +170,17 @@ def _overrides(settings) -> str:
     names = ("folds", "ag_news_documents", "r8_train_documents", "r8_test_documents",
              "cr_documents", "mpqa_documents", "bilm_dim", "bilm_epochs", "mix_epochs", "mix_cv")
     return ", ".join(f"{n}={settings[n]}" for n in names if settings.get(n) is not None)
+
+
+def _chosen(params: dict) -> str:
+    """``{"a__transformer_weights": {"elmo": 0.2}}`` -> ``"elmo weight 0.2"``."""
+    parts = []
+    for name, value in params.items():
+        if name.endswith("transformer_weights"):
+            parts += [f"{block} weight {weight:g}" for block, weight in value.items()]
+        else:
+            parts.append(f"{name.split('__')[-1]} {value}")
+    return ", ".join(parts)
 
 
 def _dataset_section(key, dataset, stats, methods, figures) -> list[str]:
@@ -199,6 +213,10 @@ def _dataset_section(key, dataset, stats, methods, figures) -> list[str]:
             out += ["", f"Learned layer weights softmax(s)_j of the {METHODS[trainable[0]].label} "
                     "(token layer, LSTM 1, LSTM 2; mean over splits): "
                     + ", ".join(f"{w:.3f}" for w in mean)]
+    for method in (m for m in methods if METHODS[m].grid is not None):
+        chosen = [s["methods"][method]["best_params"] for s in dataset["splits"]]
+        out += ["", f"Chosen by the {METHODS[method].label} row's search, split by split: "
+                + "; ".join(_chosen(params) for params in chosen) + "."]
     if key == "ag_news":
         lines = _reference_lines(stats, methods)
         if lines:

@@ -41,6 +41,7 @@ _COST_PER_TOKEN = {
     "elmo-trainable-unscaled": 60e-6,
     "elmo-mlp": 260e-6,
     "hybrid": 30e-6,
+    "hybrid-search": 300e-6,  # 5 weights x 3 folds + a refit, representations cached
     "tfidf": 2e-6,
     "tfidf-c10": 3e-6,
     "glove": 2e-6,
@@ -294,6 +295,9 @@ def _evaluate(key, context, split, n_classes) -> dict:
     predicted = model.predict(split.X_test)
     row = {"seconds": time.perf_counter() - start,
            **_scores(np.asarray(split.y_test), predicted, n_classes)}
+    if method.grid is not None:
+        row["best_params"] = model.best_params_
+        model = model.best_estimator_
     vectorizer = model[0]
     if getattr(vectorizer, "layer_weights_", None) is not None:
         row["layer_weights"] = vectorizer.layer_weights_.tolist()
