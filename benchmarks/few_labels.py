@@ -18,7 +18,9 @@ LR get the same labels. Rows:
   documents alone (a dense feature's scale acts as C, and the C that suits 50 labels
   is not the one that suits 3,800; the other rows keep the library's C=1 or 10);
 * a diagnostic: the frozen mix's token layer alone (``mix_weights=(1, 0, 0)``), the
-  biLM's word embedding, which starts from (and keeps) the same PPMI + SVD vectors.
+  biLM's word embedding, which starts from (and keeps) the same PPMI + SVD vectors;
+* ELMo + GloVe, frozen and trainable mixes: a second biLM pretrained on every training
+  text with ``pretrained_vectors=<GloVe 6B 50d>`` (its token layer starts from GloVe).
 
 Writes benchmarks/results/few_labels.{json,md}.
 Run: python benchmarks/few_labels.py [--datasets ag_news cr] [--folds 5] [--data-home DIR]
@@ -49,7 +51,10 @@ from elmofeat.datasets import get_data_home
 SIZES = (50, 200, 1000, None)  # None: every training label
 ROWS = ("tfidf", "tfidf-c10", "tfidf-cv", "glove", "svd", "svd-cv", "elmo-frozen",
         "elmo-trainable", "elmo-mlp", "elmo-frozen-selftraining", "elmo-frozen-cv",
-        "elmo-trainable-cv", "elmo-token")
+        "elmo-trainable-cv", "elmo-token", "elmo-glove-frozen", "elmo-glove-trainable")
+DEFAULT_ELMO = tuple(r for r in ROWS if r.startswith("elmo-") and not r.startswith("elmo-glove")
+                     and r != "elmo-token")
+GLOVE_ELMO = ("elmo-glove-frozen", "elmo-glove-trainable")
 TFIDF_ROWS = ("tfidf", "tfidf-c10", "tfidf-cv")
 # C searched on the labelled documents: 1e-3 ... 1e3, three per decade.
 CS = np.logspace(-3, 3, 19)
@@ -60,7 +65,9 @@ LABELS = {"tfidf": "TF-IDF + LR", "tfidf-c10": "TF-IDF + LR (C=10)", "glove": "G
           "tfidf-cv": "TF-IDF + LR (C searched)", "svd-cv": "SVDVectorizer (all texts), C searched",
           "elmo-frozen-cv": "ELMo frozen (all texts), C searched",
           "elmo-trainable-cv": "ELMo trainable (all texts), C searched",
-          "elmo-token": "ELMo token layer alone (all texts; diagnostic)"}
+          "elmo-token": "ELMo token layer alone (all texts; diagnostic)",
+          "elmo-glove-frozen": "ELMo + GloVe frozen (all texts)",
+          "elmo-glove-trainable": "ELMo + GloVe trainable (all texts)"}
 
 
 def _labelled(y, size, seed):
@@ -90,6 +97,7 @@ def run_split(split, seed, glove):
     start = time.perf_counter()
     bilm = BiLM(random_state=seed).fit(X_train)  # every training text, no label
     pretrain = time.perf_counter() - start
+    glove_bilm = BiLM(random_state=seed, pretrained_vectors=glove).fit(X_train)
     svd = SVDVectorizer(random_state=seed).fit(X_train)
     out = {"pretrain_seconds": pretrain, "scores": {}}
     for size in SIZES:
@@ -126,6 +134,12 @@ def run_split(split, seed, glove):
         token = ElmoVectorizer(bilm, layer_mix="frozen", mix_weights=(1, 0, 0), cache_dir=None)
         scores["elmo-token"] = _score(make_pipeline(token, LogisticRegression(max_iter=3000)),
                                       X_l, y_l, split.X_test, split.y_test)
+        for mix in ("frozen", "trainable"):
+            vectorizer = ElmoVectorizer(glove_bilm, layer_mix=mix, cache_dir=None, random_state=seed,
+                                        cv=min(5, int(np.bincount(y_l).min())) if mix != "frozen" else 5)
+            scores[f"elmo-glove-{mix}"] = _score(
+                make_pipeline(vectorizer, LogisticRegression(max_iter=3000)),
+                X_l, y_l, split.X_test, split.y_test)
         partial = np.full(len(y_train), -1)
         partial[chosen] = y_l
         self_training = make_pipeline(
@@ -168,16 +182,17 @@ def main():
             rows.append([LABELS[row], *cells])
         n_train = len(dataset.splits[0].X_train)
         header = ["method", *[f"{s} labels" if s != "all" else f"all ({n_train:,})" for s in sizes]]
-        best_elmo = {s: max(np.mean([sp["scores"][s][r] for sp in splits])
-                            for r in ROWS if r.startswith("elmo") and r != "elmo-token") for s in sizes}
-        tfidf = {s: max(np.mean([sp["scores"][s][r] for sp in splits]) for r in TFIDF_ROWS)
-                 for s in sizes}
-        gaps = ", ".join(f"{s}: {best_elmo[s] - tfidf[s]:+.4f}" for s in sizes)
+        def best(family, size):
+            return max(np.mean([sp["scores"][size][r] for sp in splits]) for r in family)
+
+        def gaps(family):
+            return ", ".join(f"{s}: {best(family, s) - best(TFIDF_ROWS, s):+.4f}" for s in sizes)
         sections.append(
             f"#### {dataset.title}\n\n{dataset.protocol}; biLM pretrained on the {n_train:,} "
             f"training texts of each fold, labels drawn from them (stratified, seeded).\n\n"
             + markdown_table(header, rows)
-            + f"\n\nBest ELMo row minus the best TF-IDF row, by number of labels: {gaps}. "
+            + f"\n\nBest ELMo row (default biLM) minus the best TF-IDF row, by number of "
+            f"labels: {gaps(DEFAULT_ELMO)}; best ELMo + GloVe row minus it: {gaps(GLOVE_ELMO)}. "
             f"biLM pretraining {np.mean([s['pretrain_seconds'] for s in splits]):.0f} s per fold.\n")
     markdown = ("### Accuracy with few labels and many unlabelled texts\n\n"
                 "Mean ± std over folds. Every LogisticRegression has max_iter=3000; \"C searched\": "
