@@ -114,37 +114,6 @@ def comparison_section() -> str:
     return head + body.replace("\n## ", "\n### ")
 
 
-HYBRID = RESULTS / "hybrid_search"
-HYBRID_COMMAND = ("elmofeat benchmark --methods tfidf tfidf-c10 hybrid hybrid-search "
-                  "--no-figures --output benchmarks/results/hybrid_search")
-
-
-def hybrid_section() -> str:
-    """The suite's hybrid rows alone, with the ELMo block's weight searched per split."""
-    head = ("## The hybrid with its weight searched\n\n"
-            "The suite's TF-IDF and hybrid rows, and `make_hybrid` with the ELMo block's "
-            "weight chosen per split by `GridSearchCV` (0, 0.05, 0.1, 0.2 or 0.35; 0 is "
-            "TF-IDF alone; stratified 3-fold on the training documents, on the split's "
-            "pretrained biLM, which the search never pretrains again), as the docs "
-            "recommend. The suite's other rows were not rerun. It ran on another host than "
-            "the main report, whose bf16 arithmetic differs: the same biLMs reach slightly "
-            "different held-out perplexities (410.1 against 412.7 on AG News's first "
-            "split), and the fixed-weight hybrid row differs from the main report's by up "
-            "to 0.14 points (CR). Command: "
-            f"`{HYBRID_COMMAND}`; full report: "
-            "[report.md](../benchmarks/results/hybrid_search/report.md).\n")
-    report = HYBRID / "report.md"
-    if not report.is_file():
-        return head + "\n_Not run yet._\n"
-    text = report.read_text()
-    suite = text[text.index("| method"):text.index("\n## ", text.index("## The suite") + 1)]
-    chosen = [f"- {title}: {line.split(': ', 1)[1]}"
-              for title, line in zip(re.findall(r"\n## (.+)\n", text[text.index("### Targets"):]),
-                                     (l for l in text.splitlines() if l.startswith("Chosen by")))]
-    return (head + "\n" + suite.replace("### ", "#### ").rstrip() + "\n\nWeights chosen, "
-            "split by split:\n\n" + "\n".join(chosen) + "\n")
-
-
 def main():
     parts = [
         "# Benchmarks\n",
@@ -171,7 +140,6 @@ def main():
         "table (each is measured side by side in one run); the Machine line names the CPU "
         "and its bf16 units where it was recorded.\n",
         comparison_section(),
-        hybrid_section(),
     ]
     for name, title, intro in SECTIONS:
         table = RESULTS / f"{name}.md"
