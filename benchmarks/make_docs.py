@@ -35,7 +35,18 @@ SECTIONS = [
     ("bilm_pretrain_speed", "biLM pretraining speed",
      "elmofeat's engine against the reference experiment's straightforward loop, same model, "
      "same texts: whole fits timed as a user waits for them (target: 8x), and the training "
-     "loops alone for the same time budget."),
+     "loops alone for the same time budget. The reference runs under glibc's malloc "
+     "defaults, as a plain script does; elmofeat keeps large freed blocks in the heap "
+     "while it trains (with that policy the reference would run 1.10x as fast: see "
+     "[the allocation section](#large-freed-blocks-kept-in-the-heap)). Before that policy "
+     "the same command read 6.9x (1 epoch) and 7.5x (5 epochs) on an AMD EPYC host, "
+     "with the same held-out perplexities (722.1 and 306.1; run of 2026-11-22)."),
+    ("malloc_policy", "Large freed blocks kept in the heap",
+     "glibc maps every freed block above its mmap threshold (at most 32 MiB by its own "
+     "rule) afresh at the next allocation, and a training step allocates and frees "
+     "several larger ones; inside `BiLM.fit` and `ElmoVectorizer`'s fits "
+     "elmofeat keeps blocks of up to 128 MiB in the heap (see `elmofeat/_malloc.py`). "
+     "With the policy and without it, in fresh processes taken in turn."),
     ("bilm_step_profile", "biLM training step against the matmul peak",
      "What share of the machine's measured matmul peak the bf16 training step reaches, part "
      "by part (target: 50% for the whole step)."),
@@ -124,16 +135,18 @@ def main():
         "products are about 6x faster: the bf16 matmul peak measured 417 GFLOP/s on the host "
         "of 2026-11-21, 2,400 GFLOP/s on the Intel host with AMX of 2026-11-22 and 840 to "
         "895 GFLOP/s on the AMD EPYC host (AVX-512 BF16, no AMX) that ran the "
-        "pretraining-speed, precision, thread-count, step-profile and inference-speed "
-        "tables last. On that AMD host the torch wheel's MKL multiplies float32 matrices at "
+        "pretraining, thread-count, step-profile, inference, memory and busy-machine "
+        "tables last (each table's Machine line says where it ran). On that AMD host the torch wheel's MKL multiplies float32 matrices at "
         "half the speed of oneDNN, torch's other matmul library (210 against 451 GFLOP/s "
         "on 2 cores in the inference table): peaks are the best of both, since an MKL-only peak put the "
         "LSTM above 100% of it. The step reached 13% of the bf16 peak on the AMX host; on "
         "the AMD one 35% to 47% in eight runs of the step profile within an hour and a half, each the "
         "best of five passes whose spread was under 4%: the host's speed drifts by more "
         "than that over minutes (the inference table's batched fp32 share of the peak "
-        "read 75%, 67% and 75% in three runs within an hour). The same benchmark can land "
-        "differently on the two hosts: the whole-fit speed-up over the reference loop read 5.6x on "
+        "read 75%, 67% and 75% in three runs within an hour); 46% with large freed blocks "
+        "kept in the heap (the allocation section). The same benchmark can land "
+        "differently on the two hosts: before that allocation policy the whole-fit speed-up over the "
+        "reference loop read 5.6x on "
         "the AMX host and 7.5x on the AMD one (5 epochs), as elmofeat's bf16 step ran faster "
         "and the reference's fp32 loop slower there (its full softmax multiplies in "
         "float32, through MKL). Compare timings within one "

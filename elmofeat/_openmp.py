@@ -6,8 +6,9 @@ millisecond), before they sleep. On a machine where another process keeps a core
 those spinning threads take the time slices that the thread sharing its core with the
 neighbour needs to reach the next barrier, and every kernel waits for that thread:
 pretraining a small biLM on 2 threads beside one busy process ran at 0.08 of its idle
-speed with libgomp's default spin count, and at 0.45 with 1,000 spins, which cost the
-default biLM a few percent on an idle machine (``benchmarks/busy_machine.py``).
+speed with libgomp's default spin count and at 0.45 with 1,000 spins on an Intel host,
+0.25 and 0.35 on an AMD one, and the shorter spin cost the default biLM 2 to 6% on an
+idle machine (``benchmarks/busy_machine.py``, one run on each host).
 
 libgomp reads ``GOMP_SPINCOUNT`` once, when torch is imported. ``import elmofeat``
 does not import torch, and sets ``GOMP_SPINCOUNT`` to :data:`SPIN_COUNT` unless the

@@ -19,6 +19,7 @@ from ._elmo_transform import CHUNK, chunks, document_features, transform_part
 from ._param_validation import (Integral, Interval, Real, StrOptions, TorchDevices,
                                 fit_context, positive_int)
 from ._text import validate_documents
+from ._malloc import reuse_large_blocks
 from ._threads import N_THREADS_CONSTRAINTS, adaptive_threads
 from ._torch import resolve_device
 from .bilm import BiLM
@@ -422,7 +423,7 @@ class ElmoVectorizer(BaseTextVectorizer):
         -------
         self : ElmoVectorizer
         """
-        with adaptive_threads(self.n_threads, training=True):
+        with adaptive_threads(self.n_threads, training=True), reuse_large_blocks():
             self._fit(X, y)
         return self
 
@@ -438,7 +439,7 @@ class ElmoVectorizer(BaseTextVectorizer):
         -------
         features : ndarray of shape (n_documents, n_features), float32
         """
-        with adaptive_threads(self.n_threads, training=True):
+        with adaptive_threads(self.n_threads, training=True), reuse_large_blocks():
             return self._fit_transform(X, y)
 
     def _fit_transform(self, X, y):

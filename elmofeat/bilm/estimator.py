@@ -16,6 +16,7 @@ from .._base import TextEstimatorMixin
 from .._param_validation import (Interval, Real, StrOptions, TorchDevices, fit_context,
                                  positive_int)
 from .._text import Vocabulary
+from .._malloc import reuse_large_blocks
 from .._threads import N_THREADS_CONSTRAINTS, adaptive_threads
 from .._torch import bf16_supported, resolve_device, seeded
 from .batching import SPECIALS, UNK, Windows, char_table, make_windows
@@ -402,6 +403,10 @@ class BiLM(EmbeddingMixin, PersistenceMixin, TextEstimatorMixin, BaseEstimator):
         self : BiLM
         """
         self._check_params_together()
+        with reuse_large_blocks():
+            return self._fit(X)
+
+    def _fit(self, X):
         device = self._device
         random_state = check_random_state(self.random_state)
         seed = int(random_state.randint(2**31 - 1))
