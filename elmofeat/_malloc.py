@@ -11,8 +11,8 @@ the heap 0.9 s, and ran 1.22x as fast, with identical weights
 
 Inside :func:`reuse_large_blocks` (``BiLM.fit`` and ``ElmoVectorizer``'s fits use
 it; ``embed`` and ``transform`` do not, as they gained nothing measurable and a call on
-one document would pay the trim at its end) blocks up to :data:`MMAP_THRESHOLD` come from the heap and up to
-:data:`TRIM_THRESHOLD` of free memory stays at its top. When the outermost block ends,
+one document would pay the trim at its end) blocks up to :data:`MMAP_THRESHOLD` come
+from the heap and up to :data:`TRIM_THRESHOLD` of free memory stays at its top. When the outermost block ends,
 the thresholds are set to the limits of glibc's dynamic rule (32 MiB and 64 MiB,
 where a process that has used torch usually is anyway) and ``malloc_trim`` gives the
 free heap back to the operating system, so that the process keeps no more memory than
@@ -26,6 +26,7 @@ library is not glibc, nothing is changed.
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 import platform
 import threading
@@ -45,7 +46,6 @@ USER_SETTINGS = ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_", "MALLOC_TOP
 
 _lock = threading.Lock()
 _depth = 0
-_libc = None
 
 
 def user_tunes_malloc(environ=None) -> bool:
@@ -55,20 +55,18 @@ def user_tunes_malloc(environ=None) -> bool:
             or "glibc.malloc" in environ.get("GLIBC_TUNABLES", ""))
 
 
+@functools.cache
 def _glibc():
     """glibc's ``mallopt`` and ``malloc_trim``, or None where the C library is another."""
-    global _libc
-    if _libc is None:
-        _libc = False
-        if platform.system() == "Linux" and platform.libc_ver()[0] == "glibc":
-            try:
-                libc = ctypes.CDLL(None)
-                libc.mallopt.argtypes, libc.mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
-                libc.malloc_trim.argtypes, libc.malloc_trim.restype = [ctypes.c_size_t], ctypes.c_int
-                _libc = libc
-            except (OSError, AttributeError):
-                pass
-    return _libc or None
+    if platform.system() != "Linux" or platform.libc_ver()[0] != "glibc":
+        return None
+    try:
+        libc = ctypes.CDLL(None)
+        libc.mallopt.argtypes, libc.mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
+        libc.malloc_trim.argtypes, libc.malloc_trim.restype = [ctypes.c_size_t], ctypes.c_int
+    except (OSError, AttributeError):
+        return None
+    return libc
 
 
 def _set_thresholds(mmap_threshold: int, trim_threshold: int, libc) -> None:

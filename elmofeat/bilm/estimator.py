@@ -13,10 +13,10 @@ from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
 
 from .._base import TextEstimatorMixin
+from .._malloc import reuse_large_blocks
 from .._param_validation import (Interval, Real, StrOptions, TorchDevices, fit_context,
                                  positive_int)
 from .._text import Vocabulary
-from .._malloc import reuse_large_blocks
 from .._threads import N_THREADS_CONSTRAINTS, adaptive_threads
 from .._torch import bf16_supported, resolve_device, seeded
 from .batching import SPECIALS, UNK, Windows, char_table, make_windows
