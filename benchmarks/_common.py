@@ -128,15 +128,16 @@ def bare_lstm_flops(batch: int, time_steps: int, dim: int, bf16: bool, *, backwa
     return n * per_pass / (time.perf_counter() - start)
 
 
-def run_in_fresh_processes(child_code: str, sizes, data_home: str, env=None) -> list[dict]:
+def run_in_fresh_processes(child_code: str, sizes, data_home: str, *extra, env=None) -> list[dict]:
     """Run ``child_code`` once per size in a new Python process; collect its JSON line.
 
-    ``env``: extra environment variables for the children."""
+    The child's arguments are the size, ``data_home`` and ``extra``; ``env``: extra
+    environment variables for the children."""
     import subprocess
 
     runs = []
     for size in sizes:
-        out = subprocess.run([sys.executable, "-c", child_code, str(size), data_home],
+        out = subprocess.run([sys.executable, "-c", child_code, str(size), data_home, *extra],
                              check=True, capture_output=True, text=True,
                              env={**os.environ, **(env or {})})
         runs.append(json.loads(out.stdout.strip().splitlines()[-1]))

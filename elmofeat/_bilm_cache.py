@@ -129,8 +129,30 @@ class BiLMCache:
         from sklearn.base import clone
 
         key = bilm_key(bilm, documents)
+        return self._cached(key, lambda: clone(bilm).fit(documents), len(documents), folder,
+                            bilm.device)
+
+    def adapted(self, base, documents, params: dict, folder: Path | None):
+        """A copy of the fitted ``base`` whose pretraining continued on ``documents``
+        (``warm_start=True`` with ``params``), from a cache when possible; ``base`` is
+        not modified."""
+        import copy
+
+        from .bilm.io import weights_digest
+
+        def adapt():
+            return copy.deepcopy(base).set_params(warm_start=True, **params).fit(documents)
+
+        described = json.dumps({k: repr(v) for k, v in sorted(params.items())})
+        key = None
+        if base.tokenizer is None:
+            text = "adapted" + weights_digest(base) + described + documents_digest(documents)
+            key = hashlib.sha256(text.encode()).hexdigest()[:32]
+        return self._cached(key, adapt, len(documents), folder, base.device)
+
+    def _cached(self, key, make, n_documents: int, folder: Path | None, device):
         if key is None:
-            return clone(bilm).fit(documents)
+            return make()
         if key in self._memory:
             self._memory.move_to_end(key)
             return self._memory[key]
@@ -143,15 +165,14 @@ class BiLMCache:
                               stacklevel=4)
                 folder = None
         if folder is None:
-            fitted = clone(bilm).fit(documents)
+            fitted = make()
         else:
-            fitted = self._from_folder(bilm, documents, key, folder)
+            fitted = self._from_folder(make, key, n_documents, folder, device)
         self._remember(key, fitted)
         return fitted
 
-    def _from_folder(self, bilm, documents, key: str, folder: Path):
+    def _from_folder(self, make, key: str, n_documents: int, folder: Path, device):
         from filelock import FileLock
-        from sklearn.base import clone
 
         from .bilm import BiLM
 
@@ -159,19 +180,19 @@ class BiLMCache:
         with FileLock(folder / f"bilm-{key}.lock"):
             if path.is_file() and not path.is_symlink():
                 try:
-                    loaded = BiLM.load(path, device=bilm.device)
+                    loaded = BiLM.load(path, device=device)
                     os.utime(path, follow_symlinks=False)  # recently used
                     return loaded
                 except (ValueError, OSError):
                     path.unlink(missing_ok=True)  # unreadable entry: pretrain again
             start = time.perf_counter()
-            fitted = clone(bilm).fit(documents)
+            fitted = make()
             # The cache is a convenience: failing to write it never loses the model.
             try:
                 fitted.save(path)
                 _evict(folder, keep=_FOLDER_BILMS)
                 _append_line(folder / "pretrain.log", json.dumps(
-                    {"key": key, "documents": len(documents), "pid": os.getpid(),
+                    {"key": key, "documents": n_documents, "pid": os.getpid(),
                      "seconds": round(time.perf_counter() - start, 3)}))
             except OSError as exc:
                 warnings.warn(f"could not write the biLM cache in {folder}: {exc}; the fitted "

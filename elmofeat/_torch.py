@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import contextlib
 
+import functools
+
 import torch
 
 
@@ -54,6 +56,23 @@ def bf16_supported(device: torch.device) -> bool:
     try:
         return bool(torch.cpu._is_avx512_bf16_supported() or torch.cpu._is_amx_tile_supported())
     except AttributeError:  # private helpers missing from this torch build: play safe
+        return False
+
+
+@functools.cache
+def bf16_runs(device_type: str) -> bool:
+    """Whether torch can run the biLM's kernels in bfloat16 on this device type at all.
+
+    Checked by running a one-step LSTM under bfloat16 autocast (once per process):
+    oneDNN has no bfloat16 LSTM for CPUs without AVX-512, where it fails with a
+    RuntimeError instead of falling back.
+    """
+    try:
+        lstm = torch.nn.LSTM(2, 2, batch_first=True).to(device_type)
+        with torch.no_grad(), torch.autocast(device_type, dtype=torch.bfloat16):
+            lstm(torch.zeros(1, 1, 2, device=device_type))
+        return True
+    except RuntimeError:
         return False
 
 

@@ -22,7 +22,7 @@ from ._text import validate_documents
 from ._malloc import reuse_large_blocks
 from ._threads import N_THREADS_CONSTRAINTS, adaptive_threads
 from ._torch import resolve_device
-from .bilm import BiLM
+from .bilm import BiLM, hub
 from .bilm.io import weights_digest
 from ._fitted_mix import LinearMix, ReluMix, frozen_mix, pool_layers
 from ._mix_training import (HeadConfig, alignment_documents, cross_fitting_folds,
@@ -46,12 +46,22 @@ class ElmoVectorizer(BaseTextVectorizer):
 
     Parameters
     ----------
-    bilm : BiLM, default=None
-        The language model. ``None``: a :class:`~elmofeat.BiLM` with its defaults,
-        pretrained on ``X`` in ``fit``. An unfitted ``BiLM``: a copy of it is
+    bilm : BiLM, str, path or None, default=None
+        The language model. A name or path: a pretrained model
+        (:meth:`BiLM.from_pretrained <elmofeat.BiLM.from_pretrained>`), such as
+        ``"en-small"``, the general English biLM shipped with elmofeat; loaded once per
+        process and shared by clones. ``None``: a :class:`~elmofeat.BiLM` with its
+        defaults, pretrained on ``X`` in ``fit``. An unfitted ``BiLM``: a copy of it is
         pretrained on ``X`` in ``fit`` (the one you pass stays unfitted). A fitted
         ``BiLM``: used as it is, never retrained, and shared (not copied) by clones of
         this vectorizer.
+    adapt_epochs : int, default=0
+        With a pretrained biLM (a name, a path or a fitted ``BiLM``): continue its
+        pretraining on ``X`` for at most this many epochs before the mix is learned
+        (:class:`~elmofeat.BiLM`'s ``warm_start``: a copy is adapted, the pretrained
+        model is left as it is; words of ``X`` it does not know are added). Adapted
+        copies are cached as pretrained ones are (see Notes). 0: use the pretrained
+        biLM as it is.
     layer_mix : {"frozen", "trainable", "mlp"}, default="frozen"
         ``"frozen"``: ``sum_j w_j h_j`` with fixed weights (``mix_weights``), no ``y``
         needed, so the vectorizer works without labels (clustering, search, any
@@ -206,6 +216,7 @@ class ElmoVectorizer(BaseTextVectorizer):
         self,
         bilm=None,
         *,
+        adapt_epochs=0,
         layer_mix="frozen",
         mix_weights=None,
         scale_layers=True,
@@ -226,6 +237,7 @@ class ElmoVectorizer(BaseTextVectorizer):
         verbose=False,
     ):
         self.bilm = bilm
+        self.adapt_epochs = adapt_epochs
         self.layer_mix = layer_mix
         self.mix_weights = mix_weights
         self.scale_layers = scale_layers
@@ -276,7 +288,8 @@ class ElmoVectorizer(BaseTextVectorizer):
     # ------------------------------------------------------------------ validation
     _parameter_constraints: dict = {
         **BaseTextVectorizer._output_parameter_constraints,
-        "bilm": [BiLM, None],
+        "bilm": [BiLM, str, os.PathLike, None],
+        "adapt_epochs": [positive_int(0)],
         "layer_mix": [StrOptions(set(MIXES))],
         "mix_weights": [StrOptions({"random"}), "array-like", None],  # values: frozen_mix
         "scale_layers": ["boolean"],
@@ -312,13 +325,27 @@ class ElmoVectorizer(BaseTextVectorizer):
         return Path(self.cache_dir)
 
     def _pretrained_bilm(self, documents, random_state):
-        if _is_fitted_bilm(self.bilm):
-            if isinstance(self.device, str) and self.device == "auto":
-                return self.bilm
-            target = resolve_device(self.device)
-            current = next(self.bilm.language_model_.parameters()).device
-            return self.bilm if current == target else self.bilm._moved_to(self.device)
-        bilm = self.bilm if self.bilm is not None else BiLM(
+        bilm = self.bilm
+        if isinstance(bilm, (str, os.PathLike)):
+            device = "cpu" if isinstance(self.device, str) and self.device == "auto" else self.device
+            bilm = hub.shared(bilm, device=device)
+        if _is_fitted_bilm(bilm):
+            if not (isinstance(self.device, str) and self.device == "auto"):
+                target = resolve_device(self.device)
+                if next(bilm.language_model_.parameters()).device != target:
+                    bilm = bilm._moved_to(self.device)
+            if not self.adapt_epochs:
+                return bilm
+            params = {"max_epochs": self.adapt_epochs,
+                      "random_state": int(random_state.randint(2**31 - 1)),
+                      "verbose": self.verbose or bilm.verbose}
+            if self.n_threads is not None:
+                params["n_threads"] = self.n_threads
+            return _bilm_cache.BILMS.adapted(bilm, documents, params, self._cache_folder())
+        if self.adapt_epochs:
+            raise ValueError("adapt_epochs continues the pretraining of a pretrained biLM: "
+                             "give bilm a pretrained model's name or path, or a fitted BiLM")
+        bilm = bilm if bilm is not None else BiLM(
             random_state=int(random_state.randint(2**31 - 1)))
         bilm = clone(bilm).set_params(device=self.device, verbose=self.verbose or bilm.verbose)
         return _bilm_cache.BILMS.fitted(bilm, documents, self._cache_folder())

@@ -225,3 +225,42 @@ def test_ctrl_c_during_pretraining_says_how_to_resume(corpus, tmp_path, capsys, 
     err = capsys.readouterr().err
     assert f"the last checkpoint is in {tmp_path / 'ck'}" in err
     assert "run the same command to resume from it: elmofeat pretrain" in err
+
+
+def test_pretrain_streams_folders_globs_and_several_files(tmp_path, capsys):
+    import gzip
+
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    (folder / "a.txt").write_text("\n".join(TEXTS[:24]) + "\n", encoding="utf-8")
+    with gzip.open(folder / "b.txt.gz", "wt", encoding="utf-8") as handle:
+        handle.write("\n".join(TEXTS[24:]) + "\n")
+    expected = BiLM(embedding_dim=8, hidden_dim=8, max_epochs=2, random_state=0).fit(
+        text for text in TEXTS)
+    for inputs in ([str(folder)], [str(folder / "*.txt*")],
+                   [str(folder / "a.txt"), str(folder / "b.txt.gz")]):
+        output = tmp_path / "m.pt"
+        assert main(["pretrain", *inputs, "-o", str(output), *TINY]) == 0
+        assert "pretraining on 2 files (streamed)" in capsys.readouterr().out
+        assert weights_digest(BiLM.load(output)) == weights_digest(expected)
+
+
+def test_pretrain_a_recipe_from_a_data_home_into_a_model_folder(tmp_path, monkeypatch, capsys):
+    from elmofeat.bilm import recipes
+
+    home = tmp_path / "home"
+    (home / "corpus").mkdir(parents=True)
+    (home / "corpus" / "train.txt.gz").write_bytes(__import__("gzip").compress(
+        ("\n".join(TEXTS) + "\n").encode()))
+    (home / "corpus" / "heldout.txt.gz").write_bytes(__import__("gzip").compress(b"not this\n"))
+    monkeypatch.setitem(recipes.RECIPES, "tiny", recipes.Recipe(
+        "tiny", files=("corpus/*.txt.gz",), exclude=("*heldout*",),
+        parameters=dict(embedding_dim=8, hidden_dim=8, max_epochs=1, random_state=3)))
+    assert [f.name for f in recipes.RECIPES["tiny"].corpus(home).files] == ["train.txt.gz"]
+    output = tmp_path / "tiny-model"
+    monkeypatch.setattr("elmofeat.cli.pretrain.RECIPES", recipes.RECIPES)
+    assert main(["pretrain", "--recipe", "tiny", "--data-home", str(home), "--pretrained",
+                 "-o", str(output), "--epochs", "2", "--quiet"]) == 0
+    bilm = BiLM.from_pretrained(output)
+    assert bilm.random_state == 3 and bilm.n_epochs_ == 2  # the recipe's seed, the option's epochs
+    assert (output / "config.json").is_file()

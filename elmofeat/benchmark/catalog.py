@@ -8,10 +8,14 @@ METHOD_NAMES = (
     "elmo-trainable", "elmo-frozen", "elmo-mlp", "elmo-frozen-unscaled", "elmo-trainable-unscaled",
     "elmo-glove-trainable", "elmo-glove-frozen", "elmo-glove-mlp", "elmo-glove-frozen-unscaled",
     "hybrid", "hybrid-search",
+    "general-trainable", "general-frozen", "general-mlp", "general-adapted",
+    "general-hybrid", "general-hybrid-search",
 )
 # Names that select several methods on the command line.
 ALIASES = {
     "elmo": ("elmo-trainable", "elmo-frozen", "elmo-mlp"),
     "elmo-glove": ("elmo-glove-trainable", "elmo-glove-frozen", "elmo-glove-mlp"),
     "anchors": ("tfidf", "tfidf-c10", "glove"),
+    "general": ("general-trainable", "general-frozen", "general-mlp", "general-adapted",
+                "general-hybrid", "general-hybrid-search"),
 }

@@ -33,7 +33,13 @@ class Context:
     settings: Any  # BenchmarkSettings
     bilm: Any = None  # fitted BiLM with the library's defaults
     glove_bilm: Any = None  # fitted BiLM whose word embedding starts from GloVe
+    general_bilm: Any = None  # the shipped general model, never trained here
+    adapted_bilm: Any = None  # the general model adapted to the split's training texts
     glove: Any = None  # KeyedVectors, for the GloVe anchor
+
+    def bilm_for(self, which: str):
+        return {"default": self.bilm, "glove": self.glove_bilm, "general": self.general_bilm,
+                "adapted": self.adapted_bilm}[which]
 
 
 @dataclass(frozen=True)
@@ -51,15 +57,20 @@ class Method:
 
 def _elmo(mix, which="default", **params):
     def make(context):
-        bilm = context.bilm if which == "default" else context.glove_bilm
-        return ElmoVectorizer(bilm, layer_mix=mix, cache_dir=None, random_state=context.seed,
-                              **context.settings.mix_params(), **params)
+        return ElmoVectorizer(context.bilm_for(which), layer_mix=mix, cache_dir=None,
+                              random_state=context.seed, **context.settings.mix_params(),
+                              **params)
     return make
 
 
-def _hybrid(context):
-    return make_hybrid(ElmoVectorizer(context.bilm, layer_mix="frozen", cache_dir=None,
-                                      random_state=context.seed))
+def _hybrid_of(which):
+    def make(context):
+        return make_hybrid(ElmoVectorizer(context.bilm_for(which), layer_mix="frozen",
+                                          cache_dir=None, random_state=context.seed))
+    return make
+
+
+_hybrid = _hybrid_of("default")
 
 
 # The ELMo block's weight in make_hybrid, 0 (TF-IDF alone) among the candidates: the
@@ -96,6 +107,21 @@ METHODS = {
     "hybrid-search": Method(
         "TF-IDF + ELMo (make_hybrid, weight searched)", "hybrid", _hybrid, bilm="default",
         C=10.0, grid={"featureunion__transformer_weights": [{"elmo": w} for w in HYBRID_WEIGHTS]}),
+    # The general English biLM shipped with elmofeat (en-small): never trained per split.
+    "general-trainable": Method("ELMo en-small, trainable mix", "general",
+                                _elmo("trainable", "general"), bilm="general"),
+    "general-frozen": Method("ELMo en-small, frozen mix", "general", _elmo("frozen", "general"),
+                             bilm="general"),
+    "general-mlp": Method("ELMo en-small, MLP mix", "general", _elmo("mlp", "general"),
+                          bilm="general"),
+    "general-adapted": Method("ELMo en-small adapted (1 epoch), frozen mix", "general",
+                              _elmo("frozen", "adapted"), bilm="adapted"),
+    "general-hybrid": Method("TF-IDF + ELMo en-small (make_hybrid)", "hybrid",
+                             _hybrid_of("general"), bilm="general", C=10.0),
+    "general-hybrid-search": Method(
+        "TF-IDF + ELMo en-small (make_hybrid, weight searched)", "hybrid",
+        _hybrid_of("general"), bilm="general", C=10.0,
+        grid={"featureunion__transformer_weights": [{"elmo": w} for w in HYBRID_WEIGHTS]}),
 }
 if tuple(METHODS) != METHOD_NAMES:  # pragma: no cover - a developer's mistake
     raise RuntimeError("benchmark.catalog.METHOD_NAMES must list METHODS in order")

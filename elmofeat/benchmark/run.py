@@ -63,6 +63,10 @@ def _estimate(task: str, split, settings) -> float:
     params = {**BiLM().get_params(), **settings.bilm_params()}
     width = (params["embedding_dim"] / 256) ** 2
     cost = _COST_PER_TOKEN
+    if task == "bilm-general":
+        return 2
+    if task == "bilm-adapted":
+        return cost["bilm_epoch"] * train * ADAPT_EPOCHS + 10
     if task.startswith("bilm"):
         return cost["bilm_epoch"] * width * train * params["max_epochs"] + 10
     if task == "skipgram":
@@ -71,6 +75,10 @@ def _estimate(task: str, split, settings) -> float:
     if method.bilm is None:
         return cost[task] * (train + test) + 0.5
     base = task.replace("-glove", "")
+    if base.startswith("general-"):  # the general model is 256 wide, whatever the settings
+        width = 1.0
+        base = {"general-adapted": "elmo-frozen", "general-hybrid-search": "hybrid-search",
+                "general-hybrid": "hybrid"}.get(base, base.replace("general-", "elmo-"))
     seconds = cost[base] * (train + test) + 2
     if base in ("elmo-trainable", "elmo-mlp", "elmo-trainable-unscaled"):
         seconds *= width * settings.mix_params().get("mix_epochs", 10) / 5
@@ -133,8 +141,23 @@ def load_glove(home, datasets):
     return load_word_vectors(path, words)
 
 
+#: The general model of the suite's "general" rows, and its adaptation's epochs.
+GENERAL_MODEL = "en-small"
+ADAPT_EPOCHS = 1
+
+
 def _pretrain(which: str, settings, glove, seed, documents) -> BiLM:
-    """The split's ``"default"`` biLM (library defaults) or its ``"glove"`` one."""
+    """The split's ``"default"`` biLM (library defaults), its ``"glove"`` one, the
+    ``"general"`` model as shipped, or the general model ``"adapted"`` to the split."""
+    from ..bilm import hub
+
+    if which == "general":
+        return hub.shared(GENERAL_MODEL)
+    if which == "adapted":
+        import copy
+
+        return copy.deepcopy(hub.shared(GENERAL_MODEL)).set_params(
+            warm_start=True, max_epochs=ADAPT_EPOCHS, random_state=seed).fit(documents)
     params = {**settings.bilm_params(), "random_state": seed}
     if which == "glove":
         params["pretrained_vectors"] = glove
@@ -224,7 +247,8 @@ def run_benchmark(settings, data_home=None, progress=True, log=print, splits_dir
     for dataset in datasets:
         for index, split in enumerate(dataset.splits):
             for which in settings.bilms():
-                tasks.append((dataset.key, index, f"bilm-{which}", _estimate("bilm", split, settings)))
+                tasks.append((dataset.key, index, f"bilm-{which}",
+                              _estimate(f"bilm-{which}", split, settings)))
             for method in settings.methods:
                 tasks.append((dataset.key, index, method, _estimate(method, split, settings)))
     estimate = sum(t[-1] for t in tasks)
@@ -266,13 +290,16 @@ def run_benchmark(settings, data_home=None, progress=True, log=print, splits_dir
                 for which in settings.bilms():
                     start = time.perf_counter()
                     bilm = _pretrain(which, settings, glove, seed, split.X_train)
-                    setattr(context, "bilm" if which == "default" else "glove_bilm", bilm)
+                    setattr(context, {"default": "bilm", "glove": "glove_bilm",
+                                      "general": "general_bilm",
+                                      "adapted": "adapted_bilm"}[which], bilm)
                     history = bilm.history_
                     entry["bilms"][which] = {
                         "seconds": time.perf_counter() - start, "epochs": bilm.n_epochs_,
                         "history": history, "pretrained_coverage": bilm.pretrained_coverage_}
                     bar.update(planned[(dataset.key, index, f"bilm-{which}")])
-                    say(f"{where} biLM ({which}) pretrained in "
+                    done = "loaded" if which == "general" else "pretrained"
+                    say(f"{where} biLM ({which}) {done} in "
                         f"{entry['bilms'][which]['seconds']:.0f} s, validation perplexity "
                         f"{history[-1]['validation_perplexity']:.1f}")
                 for key in settings.methods:

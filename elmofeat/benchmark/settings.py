@@ -99,9 +99,12 @@ class BenchmarkSettings:
         return asdict(self)
 
     def bilms(self) -> tuple[str, ...]:
-        """The biLMs the methods need per split: ``"default"`` and/or ``"glove"``."""
+        """The biLMs the methods need per split: ``"default"`` (pretrained on the split
+        with the library's defaults), ``"glove"`` (the same, GloVe-started),
+        ``"general"`` (the shipped general model) and ``"adapted"`` (the general model
+        adapted to the split's training texts)."""
         needed = {METHODS[m].bilm for m in self.methods} - {None}
-        return tuple(b for b in ("default", "glove") if b in needed)
+        return tuple(b for b in ("default", "glove", "general", "adapted") if b in needed)
 
     @property
     def uses_glove(self) -> bool:

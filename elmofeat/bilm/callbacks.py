@@ -192,7 +192,7 @@ class ProgressBar(Callback):
         from tqdm.auto import tqdm
 
         steps = trainer.steps_per_epoch
-        n_tokens = int((trainer.train.lengths - 2).sum())
+        n_tokens = trainer.train.n_tokens
         max_epochs = trainer.config.max_epochs
         tqdm.write(f"pretraining the biLM: {n_tokens:,} tokens in {steps:,} batches per "
                    f"epoch, at most {max_epochs} epochs (early stopping may end sooner)",

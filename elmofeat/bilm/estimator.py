@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
-import hashlib
-import json
 import os
 
 import numpy as np
@@ -16,16 +15,15 @@ from .._base import TextEstimatorMixin
 from .._malloc import reuse_large_blocks
 from .._param_validation import (Interval, Real, StrOptions, TorchDevices, fit_context,
                                  positive_int)
-from .._text import Vocabulary
 from .._threads import N_THREADS_CONSTRAINTS, adaptive_threads
-from .._torch import bf16_supported, resolve_device, seeded
-from .batching import SPECIALS, UNK, Windows, char_table, make_windows
+from .._torch import bf16_runs, bf16_supported, resolve_device, seeded
+from .batching import Windows, char_table, make_windows
 from .callbacks import standard_callbacks
 from .collectives import world
 from .inference import EmbeddingMixin
 from .io import PersistenceMixin
 from .model import LanguageModel, build_language_model
-from .pretrained import initial_word_vectors
+from . import training_data
 from .softmax import SOFTMAX_KINDS
 from .train import Pretrainer, TrainConfig
 
@@ -80,6 +78,14 @@ class BiLM(EmbeddingMixin, PersistenceMixin, TextEstimatorMixin, BaseEstimator):
         vectors' mean and spread; how many is logged and stored in
         ``pretrained_coverage_``. Vectors of another width than ``embedding_dim`` are
         kept at their width and followed by a learned linear projection.
+    pretrained_words : int, default=None
+        With ``pretrained_vectors``, the embedding also reads the first
+        ``pretrained_words`` words of the vectors (the most frequent ones, in GloVe and
+        word2vec files) that the training texts lack or show fewer than ``min_count``
+        times. The model reads them through their pretrained vectors but never predicts
+        them (its softmax covers the corpus's words), so that a model pretrained on one
+        kind of text still reads another's vocabulary: a biLM of old books gets
+        GloVe's vectors of modern words. None: only the corpus's words.
     token_init : {"svd", "random"}, default="svd"
         Where the word embedding starts when no ``pretrained_vectors`` are given.
         ``"svd"``: the PPMI + SVD vectors of the training texts (those of
@@ -165,6 +171,18 @@ class BiLM(EmbeddingMixin, PersistenceMixin, TextEstimatorMixin, BaseEstimator):
         Stop pretraining after this many seconds (checked after every step; the
         partial epoch is validated and recorded). Runs cut by time are not
         reproducible step for step.
+    warm_start : bool, default=False
+        When the biLM is already fitted (pretrained, or loaded with
+        :meth:`from_pretrained`), :meth:`fit` continues pretraining from its weights on
+        the new texts instead of starting afresh: the adaptation of a general model to
+        your texts. The vocabulary is kept; with a word token layer, words of the new
+        texts seen ``min_count`` times that it lacks are added as words the model reads
+        (not predicts), their vectors mapped into the embedding's space from their
+        co-occurrences in the new texts (a least-squares map fitted on the words both
+        know); a character CNN reads every word already. ``max_epochs`` more epochs run
+        (with early stopping on the new texts' validation share), with a fresh optimizer
+        at ``learning_rate``; ``history_`` gains their records, marked
+        ``"warm_start": True``. The architecture parameters must not change.
     random_state : int, RandomState instance or None, default=None
         Seeds initialisation, the validation split, batch order, dropout and sampling.
         The global torch random state is left as it was.
@@ -190,6 +208,9 @@ class BiLM(EmbeddingMixin, PersistenceMixin, TextEstimatorMixin, BaseEstimator):
         Width of each layer representation, ``2 * embedding_dim``.
     n_representations_ : int
         ``n_layers + 1``.
+    n_output_words_ : int
+        Words the softmax predicts: the first ``n_output_words_`` of ``vocabulary_``
+        (the others are ``pretrained_words``, read but not predicted).
     pretrained_coverage_ : dict or None
         ``{"found": ..., "missing": ...}`` words of the vocabulary.
 
@@ -229,6 +250,7 @@ class BiLM(EmbeddingMixin, PersistenceMixin, TextEstimatorMixin, BaseEstimator):
         n_samples=1024,
         tie_weights=False,
         pretrained_vectors=None,
+        pretrained_words=None,
         token_init="svd",
         freeze_embedding=True,
         char_dim=16,
@@ -254,6 +276,7 @@ class BiLM(EmbeddingMixin, PersistenceMixin, TextEstimatorMixin, BaseEstimator):
         checkpoint_dir=None,
         checkpoint_every=None,
         max_time=None,
+        warm_start=False,
         random_state=None,
         verbose=False,
     ):
@@ -266,6 +289,7 @@ class BiLM(EmbeddingMixin, PersistenceMixin, TextEstimatorMixin, BaseEstimator):
         self.n_samples = n_samples
         self.tie_weights = tie_weights
         self.pretrained_vectors = pretrained_vectors
+        self.pretrained_words = pretrained_words
         self.token_init = token_init
         self.freeze_embedding = freeze_embedding
         self.char_dim = char_dim
@@ -291,6 +315,7 @@ class BiLM(EmbeddingMixin, PersistenceMixin, TextEstimatorMixin, BaseEstimator):
         self.checkpoint_dir = checkpoint_dir
         self.checkpoint_every = checkpoint_every
         self.max_time = max_time
+        self.warm_start = warm_start
         self.random_state = random_state
         self.verbose = verbose
 
@@ -307,6 +332,7 @@ class BiLM(EmbeddingMixin, PersistenceMixin, TextEstimatorMixin, BaseEstimator):
         "n_samples": [positive_int()],
         "tie_weights": ["boolean"],
         "pretrained_vectors": "no_validation",  # checked when read (resolve_pretrained)
+        "pretrained_words": [positive_int(), None],
         "token_init": [StrOptions(set(TOKEN_INITS))],
         "freeze_embedding": ["boolean"],
         "char_dim": [positive_int()],
@@ -329,6 +355,7 @@ class BiLM(EmbeddingMixin, PersistenceMixin, TextEstimatorMixin, BaseEstimator):
         "checkpoint_dir": [str, os.PathLike, None],
         "checkpoint_every": [positive_int(), None],
         "max_time": [Interval(Real, 0, None, closed="neither"), None],
+        "warm_start": ["boolean"],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
     }
@@ -352,6 +379,9 @@ class BiLM(EmbeddingMixin, PersistenceMixin, TextEstimatorMixin, BaseEstimator):
             raise ValueError("every char filter width must be <= max_word_length")
         if self.pretrained_vectors is not None and self.token_layer != "word":
             raise ValueError("pretrained_vectors needs token_layer='word'")
+        if self.pretrained_words is not None and self.tie_weights:
+            raise ValueError("pretrained_words cannot be used with tie_weights=True: the "
+                             "tied softmax would have to predict the added words")
         if self.tie_weights and (self.token_layer != "word" or self.softmax == "adaptive"):
             raise ValueError(
                 "tie_weights=True needs token_layer='word' and softmax='full' or 'sampled'"
@@ -365,7 +395,8 @@ class BiLM(EmbeddingMixin, PersistenceMixin, TextEstimatorMixin, BaseEstimator):
             hidden_dim=self.hidden_dim, n_layers=self.n_layers, dropout=self.dropout,
             softmax=self.softmax, n_samples=self.n_samples, tie_weights=self.tie_weights,
             char_dim=self.char_dim, char_filters=self.char_filters, n_highway=self.n_highway,
-            pretrained=pretrained, input_dim=input_dim, freeze_embedding=self.freeze_embedding)
+            pretrained=pretrained, input_dim=input_dim, freeze_embedding=self.freeze_embedding,
+            n_output_words=getattr(self, "n_output_words_", None))
 
     def _chars(self, windows: Windows) -> np.ndarray | None:
         if self.token_layer != "char":
@@ -380,6 +411,11 @@ class BiLM(EmbeddingMixin, PersistenceMixin, TextEstimatorMixin, BaseEstimator):
         if self.precision == "fp32":
             return False
         if self.precision == "bf16":
+            if not bf16_runs(device.type):
+                raise ValueError(
+                    f"precision='bf16' but torch has no bfloat16 LSTM on this {device.type} "
+                    "(CPUs need AVX-512): use precision='auto' (bfloat16 where it is native) "
+                    "or 'fp32'")
             return True
         return training and bf16_supported(device)
 
@@ -403,14 +439,35 @@ class BiLM(EmbeddingMixin, PersistenceMixin, TextEstimatorMixin, BaseEstimator):
         self : BiLM
         """
         self._check_params_together()
+        if self.pretrained_words is not None and self.pretrained_vectors is None:
+            # Checked here, not with the other parameters: a loaded model keeps its
+            # pretrained_words without the vectors it was trained from.
+            raise ValueError("pretrained_words needs pretrained_vectors: the words it adds "
+                             "are read through their pretrained vectors")
         with reuse_large_blocks():
             return self._fit(X)
 
     def _fit(self, X):
-        device = self._device
         random_state = check_random_state(self.random_state)
         seed = int(random_state.randint(2**31 - 1))
-        train, valid, pretrained = self._training_data(X, random_state)
+        source = training_data.streamed_source(X)
+        with contextlib.ExitStack() as stack:
+            if source is None:
+                data = training_data.in_memory(self, X, random_state)
+            else:
+                data = stack.enter_context(training_data.streamed(self, source, random_state))
+            self._train(data, seed)
+        self.n_epochs_ = len(self.history_)
+        self.output_dim_ = 2 * self.embedding_dim
+        self.n_representations_ = self.n_layers + 1
+        return self
+
+    def _train(self, data, seed: int) -> None:
+        device = self._device
+        warm = training_data.warm_start(self)
+        history = list(self.history_) if warm else []
+        if warm:
+            self._check_same_architecture(self.language_model_)
         config = TrainConfig(
             max_epochs=self.max_epochs, batch_size=self.batch_size,
             learning_rate=float(self.learning_rate), weight_decay=float(self.weight_decay),
@@ -420,64 +477,50 @@ class BiLM(EmbeddingMixin, PersistenceMixin, TextEstimatorMixin, BaseEstimator):
             max_time=None if self.max_time is None else float(self.max_time),
         )
         with adaptive_threads(self.n_threads, training=True), seeded(seed, device):
-            lm = self._build_language_model(len(self.vocabulary_), pretrained).to(device)
+            if warm:
+                lm = self.language_model_.to(device)
+            else:
+                lm = self._build_language_model(len(self.vocabulary_), data.pretrained).to(device)
             self.token_input_dim_ = (
                 lm.encoder.token_layer.embedding.weight.shape[1] if self.token_layer == "word" else None
             )
             # The fingerprint (a hash of every training token) only guards checkpoints.
-            fingerprint = None if config.checkpoint_dir is None else self._fingerprint(train)
+            fingerprint = None if config.checkpoint_dir is None else training_data.fingerprint(
+                self, data, self._run_settings + self._stopping_params)
             callbacks = standard_callbacks(config, fingerprint, rank=world()[0])
             pretrainer = Pretrainer(lm, config, callbacks)
-            self.history_ = pretrainer.run(
-                train, valid, self._chars(train), None if valid is None else self._chars(valid))
+            records = pretrainer.run(data.train, data.valid, valid_chars=data.valid_chars)
+        if warm:
+            records = [{**record, "warm_start": True} for record in records]
+        self.history_ = history + records
         self.language_model_ = lm.eval()
-        self.n_epochs_ = len(self.history_)
-        self.output_dim_ = 2 * self.embedding_dim
-        self.n_representations_ = self.n_layers + 1
-        return self
 
-    def _training_data(self, X, random_state):
-        """Vocabulary (set on self), training and validation windows, starting vectors.
-
-        The token lists live only here: training holds the compact windows alone, so
-        the memory it adds does not grow with the corpus's Python strings.
-        """
-        token_lists = self._tokenize(X)
-        if not token_lists:
-            raise ValueError("X is empty: fit needs at least one document")
-        vocabulary = Vocabulary.build(
-            token_lists, min_count=self.min_count, max_features=self.max_features,
-            specials=SPECIALS, unknown=UNK,
-        )
-        if len(vocabulary) == len(SPECIALS):
+    def _check_same_architecture(self, lm) -> None:
+        expected = self._build_language_model(len(self.vocabulary_),
+                                              input_dim=self.token_input_dim_)
+        shapes = {k: tuple(v.shape) for k, v in lm.state_dict().items()}
+        wanted = {k: tuple(v.shape) for k, v in expected.state_dict().items()}
+        if shapes != wanted:
+            changed = sorted(k for k in wanted.keys() | shapes.keys()
+                             if shapes.get(k) != wanted.get(k))
             raise ValueError(
-                f"the vocabulary is empty: no token is seen min_count={self.min_count} times; "
-                "lower min_count or fit on more text"
-            )
-        self.vocabulary_ = vocabulary
-        order = random_state.permutation(len(token_lists))
-        n_valid = int(round(self.validation_fraction * len(token_lists)))
-        n_valid = min(n_valid, len(token_lists) - 1)
-        valid_docs = [token_lists[i] for i in np.sort(order[:n_valid])]
-        train_docs = [token_lists[i] for i in np.sort(order[n_valid:])]
-        train = self._windows(train_docs)
-        valid = self._windows(valid_docs) if n_valid else None
-        if len(train) == 0:
-            raise ValueError("the training documents contain no token")
-        pretrained, self.pretrained_coverage_ = initial_word_vectors(
-            self, X, vocabulary, len(SPECIALS), train_docs, random_state)
-        return train, valid, pretrained
+                "warm_start=True continues training the fitted model, but its architecture "
+                f"parameters were changed since (weights that differ: {', '.join(changed[:4])}); "
+                "set them back, or fit afresh with warm_start=False")
 
-    def _fingerprint(self, train: Windows) -> str:
-        # Parameters that do not change the trajectory (the stopping rules only decide
-        # where it ends, so a run can be resumed with more epochs).
-        ignored = self._run_settings + self._stopping_params
-        params = {k: repr(v) for k, v in self.get_params().items() if k not in ignored}
-        digest = hashlib.sha256(json.dumps(params, sort_keys=True).encode())
-        digest.update(json.dumps(self.vocabulary_.tokens).encode())
-        digest.update(np.ascontiguousarray(train.word_ids).tobytes())
-        digest.update(np.ascontiguousarray(train.offsets).tobytes())
-        return digest.hexdigest()
+    def _read_words(self, words: list[str], vectors: np.ndarray) -> None:
+        """Add ``words`` to the word embedding (rows ``vectors``, of its table's width)
+        as words the model reads but does not predict (see ``warm_start``)."""
+        from .._text import Vocabulary
+
+        self.language_model_.encoder.token_layer.add_rows(vectors)
+        if self.language_model_.n_output_words is None:
+            self.language_model_.n_output_words = self.n_output_words_
+        vocabulary = self.vocabulary_
+        self.vocabulary_ = Vocabulary(
+            vocabulary.tokens + list(words),
+            np.concatenate([vocabulary.counts, np.zeros(len(words), np.int64)]),
+            unknown=vocabulary.unknown)
 
     def _moved_to(self, device) -> "BiLM":
         """A copy of this fitted biLM whose modules live on ``device`` (this one is left

@@ -30,8 +30,29 @@ FORMAT_VERSION = 3
 READABLE_VERSIONS = (1, 2, 3)
 
 
-def save_bilm(bilm, path) -> None:
-    """Write ``bilm`` to ``path`` atomically (a failed save keeps the old file)."""
+_DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
+
+
+def _stored(tensor: torch.Tensor, dtype: str | None, name: str) -> torch.Tensor:
+    """``tensor`` on the CPU, its floating values in ``dtype`` (None: as they are)."""
+    tensor = tensor.detach().cpu()
+    if dtype is None or not tensor.is_floating_point():
+        return tensor
+    target = _DTYPES[dtype]
+    if target == torch.float16 and tensor.numel() and tensor.abs().max() > 65504:
+        raise ValueError(f"{name} has values beyond float16's range; save it with "
+                         "dtype='bfloat16' or 'float32'")
+    return tensor.to(target)
+
+
+def save_bilm(bilm, path, dtype: str | None = None) -> None:
+    """Write ``bilm`` to ``path`` atomically (a failed save keeps the old file).
+
+    ``dtype``: store the weights as ``"float16"``, ``"bfloat16"`` or ``"float32"``
+    (None: as the model holds them). Loading always gives float32 weights.
+    """
+    if dtype is not None and dtype not in _DTYPES:
+        raise ValueError(f"dtype must be one of {', '.join(_DTYPES)} or None, got {dtype!r}")
     if bilm.tokenizer is not None:
         raise ValueError(
             "a BiLM with a custom tokenizer callable cannot be saved as data; pickle it "
@@ -44,6 +65,7 @@ def save_bilm(bilm, path) -> None:
         "n_epochs": bilm.n_epochs_,
         "pretrained_coverage": bilm.pretrained_coverage_,
         "token_input_dim": bilm.token_input_dim_,
+        "n_output_words": bilm.n_output_words_,
         "trained_with_pretrained_vectors": bilm.pretrained_vectors is not None,
     }
     payload = {
@@ -54,7 +76,8 @@ def save_bilm(bilm, path) -> None:
         "fitted": json.dumps(fitted),
         "vocabulary": list(bilm.vocabulary_.tokens),
         "counts": torch.from_numpy(bilm.vocabulary_.counts.copy()),
-        "state_dict": {k: v.detach().cpu() for k, v in bilm.language_model_.state_dict().items()},
+        "state_dict": {k: _stored(v, dtype, k)
+                       for k, v in bilm.language_model_.state_dict().items()},
     }
     payload["checksum"] = payload_checksum(payload)
     save_torch_atomically(payload, Path(path))
@@ -145,6 +168,9 @@ def read_bilm_file(path, known_params, stamped) -> SavedBiLM:
         fitted = json.loads(payload["fitted"])
         fitted = {key: fitted[key] for key in
                   ("history", "n_epochs", "pretrained_coverage", "token_input_dim")}
+        # Files written before pretrained_words predicted every word they read.
+        fitted["n_output_words"] = json.loads(payload["fitted"]).get(
+            "n_output_words", len(payload["vocabulary"]))
         vocabulary, counts, state = payload["vocabulary"], payload["counts"], payload["state_dict"]
         params["char_filters"] = tuple(tuple(f) for f in params["char_filters"])
     except KeyError as exc:
@@ -209,6 +235,7 @@ class PersistenceMixin:
         bilm.n_epochs_ = saved.fitted["n_epochs"]
         bilm.pretrained_coverage_ = saved.fitted["pretrained_coverage"]
         bilm.token_input_dim_ = saved.fitted["token_input_dim"]
+        bilm.n_output_words_ = saved.fitted["n_output_words"]
         bilm.output_dim_ = 2 * bilm.embedding_dim
         bilm.n_representations_ = bilm.n_layers + 1
         try:
@@ -217,6 +244,48 @@ class PersistenceMixin:
             raise ValueError(
                 f"{path}: the weights do not match the saved configuration: {exc}") from exc
         return bilm
+
+    @classmethod
+    def from_pretrained(cls, name_or_path, *, device: str = "cpu", cache_dir=None):
+        """A pretrained biLM by name (``"en-small"``), or from a model folder or file.
+
+        Parameters
+        ----------
+        name_or_path : str or path
+            A name of :data:`elmofeat.bilm.hub.REGISTRY` (``"en-small"``, the general
+            English biLM shipped with elmofeat), a folder written by
+            :meth:`save_pretrained`, or a file written by :meth:`save`.
+        device : str, default="cpu"
+        cache_dir : path, default=None
+            Where a model registered by URL is downloaded (default:
+            ``$ELMOFEAT_CACHE/models``, in the user's cache folder).
+
+        Returns
+        -------
+        bilm : BiLM
+            Fitted. Its weights file's SHA-256 was checked against the registry.
+
+        Examples
+        --------
+        >>> from elmofeat import BiLM
+        >>> bilm = BiLM.from_pretrained("en-small")
+        >>> bilm.embed(["A general English model."])[0].shape
+        (5, 3, 512)
+        """
+        from . import hub
+
+        return cls.load(hub.resolve(name_or_path, cache_dir), device=device)
+
+    def save_pretrained(self, folder, *, card: str | None = None, dtype: str = "float16"):
+        """Save as a pretrained-model folder: ``bilm.pt`` (weights stored in ``dtype``),
+        ``config.json`` and, given ``card`` (Markdown), ``README.md``.
+
+        :meth:`from_pretrained` loads the folder. Returns the weights file's path.
+        """
+        from . import hub
+
+        check_is_fitted(self, "language_model_")
+        return hub.write_folder(self, folder, card=card, dtype=dtype)
 
     def __getstate__(self):
         state = super().__getstate__()
@@ -231,6 +300,9 @@ class PersistenceMixin:
     def __setstate__(self, state):
         state = dict(state)
         state.setdefault("freeze_embedding", False)  # pickles from before it: trained
+        state.setdefault("pretrained_words", None)
+        if "vocabulary_" in state:  # before pretrained_words, every word was predicted
+            state.setdefault("n_output_words_", len(state["vocabulary_"]))
         weights = state.pop("_language_model_state", None)
         super().__setstate__(state)
         if weights is not None:

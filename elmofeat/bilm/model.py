@@ -195,16 +195,28 @@ class LanguageModel(nn.Module):
     Forward states at positions ``0 .. n-2`` predict tokens ``1 .. n-1``; backward
     states at ``1 .. n-1`` predict ``0 .. n-2``. One softmax serves both directions
     (as in ELMo).
+
+    ``n_output_words``: the softmax predicts word ids below it; ids at or above it
+    (words the model reads but does not predict, see ``BiLM.pretrained_words``) are
+    scored as ``unknown_id``. None: every id is predicted.
     """
 
-    def __init__(self, encoder: nn.Module, softmax: nn.Module, dropout: float = 0.1):
+    def __init__(self, encoder: nn.Module, softmax: nn.Module, dropout: float = 0.1,
+                 n_output_words: int | None = None, unknown_id: int = 1):
         super().__init__()
         self.encoder = encoder
         self.softmax = softmax
         self.dropout = ByteDropout(dropout)
+        self.n_output_words = n_output_words
+        self.unknown_id = unknown_id
         self.register_load_state_dict_pre_hook(_rename_old_keys)
 
+    def extra_repr(self) -> str:
+        return "" if self.n_output_words is None else f"n_output_words={self.n_output_words}"
+
     def _hidden_and_targets(self, inputs, word_ids, lengths):
+        if self.n_output_words is not None:
+            word_ids = word_ids.masked_fill(word_ids >= self.n_output_words, self.unknown_id)
         # The backward direction is scored in its own reading order: reversed, its
         # state at t predicts reversed token t + 1, just as the forward one does.
         _, forward_states, reversed_states = self.encoder.run_directions(inputs, lengths)
@@ -229,14 +241,17 @@ def build_language_model(n_words: int, *, token_layer: str, embedding_dim: int,
                          hidden_dim: int, n_layers: int, dropout: float, softmax: str,
                          n_samples: int, tie_weights: bool, char_dim: int, char_filters,
                          n_highway: int, pretrained=None, input_dim: int | None = None,
-                         freeze_embedding: bool = False) -> LanguageModel:
+                         freeze_embedding: bool = False,
+                         n_output_words: int | None = None) -> LanguageModel:
     """The language model a :class:`~elmofeat.BiLM` with these parameters trains.
 
     ``pretrained`` (n_words, width): starting word vectors; ``input_dim``: the width of
     the word embedding of a model rebuilt to load saved weights; ``freeze_embedding``:
     keep the word embedding at ``pretrained`` (not with ``tie_weights``, whose output
-    layer is the embedding and must learn).
+    layer is the embedding and must learn); ``n_output_words``: the softmax's size when
+    the word embedding reads more words (``n_words``) than the model predicts.
     """
+    n_output = n_words if n_output_words is None else n_output_words
     if token_layer == "word":
         tokens = WordEmbedding(n_words, embedding_dim, pretrained, input_dim,
                                freeze=freeze_embedding and not tie_weights)
@@ -252,8 +267,11 @@ def build_language_model(n_words: int, *, token_layer: str, embedding_dim: int,
                 f"pretrained vectors are {tokens.embedding.weight.shape[1]} wide"
             )
         tied = tokens.embedding.weight
-    output = build_softmax(softmax, embedding_dim, n_words, n_samples=n_samples, tied_weight=tied)
-    return LanguageModel(encoder, output, dropout)
+    if tied is not None and n_output != n_words:
+        raise ValueError("tie_weights=True needs the softmax to predict every embedded word")
+    output = build_softmax(softmax, embedding_dim, n_output, n_samples=n_samples, tied_weight=tied)
+    return LanguageModel(encoder, output, dropout,
+                         n_output_words=None if n_output == n_words else n_output)
 
 
 def _rename_old_keys(module, state_dict, prefix, *args) -> None:

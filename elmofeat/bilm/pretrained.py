@@ -10,7 +10,7 @@ import numpy as np
 logger = logging.getLogger("elmofeat")
 
 
-def load_word_vectors(path, words=None) -> "KeyedVectors":  # noqa: F821
+def load_word_vectors(path, words=None, first: int = 0) -> "KeyedVectors":  # noqa: F821
     """Read a GloVe (no header) or word2vec (header) text file, optionally gzipped.
 
     Parameters
@@ -19,6 +19,9 @@ def load_word_vectors(path, words=None) -> "KeyedVectors":  # noqa: F821
     words : collection of str, default=None
         Keep only these words (a lookup before any number is parsed: reading GloVe 6B
         for one corpus' vocabulary takes seconds instead of a minute).
+    first : int, default=0
+        With ``words``, also keep the file's first ``first`` rows (the most frequent
+        words, in the usual frequency-sorted files).
     """
     from gensim import utils
     from gensim.models import KeyedVectors
@@ -27,8 +30,8 @@ def load_word_vectors(path, words=None) -> "KeyedVectors":  # noqa: F821
     if not os.path.isfile(path):
         raise FileNotFoundError(f"pretrained_vectors file not found: {path}")
     with utils.open(path, "rb") as f:
-        first = f.readline().split()
-    has_header = len(first) == 2 and all(part.isdigit() for part in first)
+        head = f.readline().split()
+    has_header = len(head) == 2 and all(part.isdigit() for part in head)
     if words is None:
         return KeyedVectors.load_word2vec_format(path, binary=False, no_header=not has_header)
     wanted = set(words)
@@ -36,10 +39,10 @@ def load_word_vectors(path, words=None) -> "KeyedVectors":  # noqa: F821
     with utils.open(path, "rb") as f:
         if has_header:
             f.readline()
-        for line in f:
+        for row, line in enumerate(f):
             word, _, numbers = line.rstrip().partition(b" ")
             word = word.decode("utf-8", "replace")
-            if word in wanted:
+            if row < first or word in wanted:
                 keys.append(word)
                 rows.append(np.array(numbers.split(), dtype=np.float32))
     if not rows:
@@ -51,18 +54,18 @@ def load_word_vectors(path, words=None) -> "KeyedVectors":  # noqa: F821
     return vectors
 
 
-def resolve_pretrained(pretrained, texts, words=None):
+def resolve_pretrained(pretrained, texts, words=None, first: int = 0):
     """KeyedVectors from a path, KeyedVectors or (fitted or unfitted) word-vector vectorizer.
 
-    ``words``: the vocabulary, when known; a file is then read for those words only
-    (a 400,000-word GloVe file costs seconds and megabytes instead of minutes and
-    gigabytes).
+    ``words``: the vocabulary, when known; a file is then read for those words (and its
+    ``first`` rows) only (a 400,000-word GloVe file costs seconds and megabytes instead
+    of minutes and gigabytes).
     """
     from gensim.models import KeyedVectors
     from sklearn.base import clone
 
     if isinstance(pretrained, (str, os.PathLike)):
-        return load_word_vectors(pretrained, words)
+        return load_word_vectors(pretrained, words, first)
     if isinstance(pretrained, KeyedVectors):
         return pretrained
     if hasattr(pretrained, "keyed_vectors_"):
@@ -101,6 +104,9 @@ def corpus_vectors(token_lists, vocabulary, n_special: int, dim: int,
     the vocabulary's words, scaled to a mean norm of 1 (the scale of a random
     initialisation), are where the word embedding starts.
 
+    ``token_lists``: the documents' tokens, or a callable that returns them already
+    encoded (:class:`~elmofeat._text.RaggedIds` of vocabulary ids: a streamed corpus).
+
     Returns
     -------
     matrix : ndarray of shape (len(vocabulary), dim), float32
@@ -117,7 +123,7 @@ def corpus_vectors(token_lists, vocabulary, n_special: int, dim: int,
     n_components = min(dim, n_words - 1)
     if n_components < 1:
         return matrix, {"found": 0, "missing": n_words}
-    corpus = vocabulary.encode(token_lists)
+    corpus = token_lists() if callable(token_lists) else vocabulary.encode(token_lists)
     ids = np.where(corpus.ids < n_special, -1, corpus.ids - n_special)
     try:
         vectors, _ = svd_word_vectors(RaggedIds(ids, corpus.offsets), n_words, n_components,
@@ -134,27 +140,102 @@ def corpus_vectors(token_lists, vocabulary, n_special: int, dim: int,
     return matrix, {"found": int(known.sum()), "missing": int((~known).sum())}
 
 
+def with_pretrained_words(vocabulary, keyed_vectors, n_words: int):
+    """``vocabulary`` followed by the first ``n_words`` words of ``keyed_vectors`` (in
+    its order: frequency order for GloVe and word2vec files) that it lacks, with count 0.
+
+    The biLM reads these words (their vectors start its embedding) but never predicts
+    them: its softmax covers the corpus words alone.
+    """
+    from .._text import Vocabulary
+
+    known = set(vocabulary.tokens)
+    extra = [w for w in keyed_vectors.index_to_key[:n_words] if w not in known]
+    return Vocabulary(vocabulary.tokens + extra,
+                      np.concatenate([vocabulary.counts, np.zeros(len(extra), np.int64)]),
+                      unknown=vocabulary.unknown)
+
+
 def initial_word_vectors(bilm, X, vocabulary, n_specials: int, train_docs, random_state):
-    """Where a word-level biLM's embedding starts: ``(vectors, coverage)``.
+    """Where a word-level biLM's embedding starts: ``(vectors, coverage, vocabulary)``.
 
     The user's ``pretrained_vectors`` (coverage: words found and missing), else with
     ``token_init="svd"`` the SVD vectors of the training documents (the validation ones
-    stay unseen; coverage None), else ``(None, None)``: a random start.
+    stay unseen; coverage None), else ``(None, None)``: a random start. ``vocabulary``
+    is the one given, followed by ``bilm.pretrained_words`` words of the pretrained
+    vectors that it lacks (see :func:`with_pretrained_words`).
     """
     if bilm.token_layer != "word":
-        return None, None
+        return None, None, vocabulary
     if bilm.pretrained_vectors is not None:
+        extra = bilm.pretrained_words or 0
         keyed_vectors = resolve_pretrained(bilm.pretrained_vectors, X,
-                                           words=vocabulary.tokens[n_specials:])
+                                           words=vocabulary.tokens[n_specials:], first=extra)
+        if extra:
+            vocabulary = with_pretrained_words(vocabulary, keyed_vectors, extra)
         vectors, coverage = pretrained_matrix(keyed_vectors, vocabulary.tokens, n_specials)
         logger.info("pretrained vectors cover %d of %d vocabulary words; %d initialised at random",
                     coverage["found"], len(vocabulary), coverage["missing"])
-        return vectors, coverage
+        return vectors, coverage, vocabulary
     if bilm.token_init == "svd":
         vectors, coverage = corpus_vectors(train_docs, vocabulary, n_specials,
                                            bilm.embedding_dim, random_state)
         logger.info("word embedding starts from the SVD vectors of %d of %d words",
                     coverage["found"], len(vocabulary) - n_specials)
-        return vectors, None
-    return None, None
+        return vectors, None, vocabulary
+    return None, None, vocabulary
 
+
+def mapped_vectors(corpus_ids, n_words: int, n_special: int, known: np.ndarray,
+                   targets: np.ndarray, random_state, max_dim: int = 100) -> np.ndarray | None:
+    """Vectors in a model's embedding space for words it has never read, from their
+    co-occurrences in new texts.
+
+    The PPMI + SVD vectors of the new texts' words (:func:`corpus_vectors`' recipe) are
+    mapped into the embedding space by the least-squares linear map that best sends the
+    words known to both (``known``: vocabulary ids of the new texts' vocabulary whose
+    embedding rows are ``targets``) onto their embedding rows (Mikolov et al. 2013's
+    translation matrix, between two vector spaces of one language).
+
+    Parameters
+    ----------
+    corpus_ids : RaggedIds
+        The new texts in their own vocabulary's ids (specials below ``n_special``).
+    n_words : int
+        Size of that vocabulary, specials included.
+    known : ndarray of int
+        Ids (in that vocabulary) of words the model already reads.
+    targets : ndarray of shape (len(known), width)
+        Their rows of the model's embedding.
+
+    Returns
+    -------
+    vectors : ndarray of shape (n_words, width) or None
+        Every word's mapped vector (NaN rows for specials and words without
+        co-occurrences); None when too few words are shared to fit the map (fewer than
+        twice its input width).
+    """
+    from .._text import RaggedIds
+    from ..svd import svd_word_vectors
+
+    n_plain = n_words - n_special
+    dim = min(max_dim, n_plain - 1, len(known) // 2)
+    if dim < 2:
+        return None
+    ids = np.where(corpus_ids.ids < n_special, -1, corpus_ids.ids - n_special)
+    try:
+        vectors, _ = svd_word_vectors(RaggedIds(ids, corpus_ids.offsets), n_plain, dim,
+                                      random_state=random_state)
+    except ValueError:
+        return None
+    source = np.full((n_words, dim), np.nan, dtype=np.float64)
+    source[n_special:] = vectors
+    has_vector = np.linalg.norm(source[known], axis=1) > 0
+    if has_vector.sum() < 2 * dim:
+        return None
+    x, y = source[known][has_vector], np.asarray(targets, np.float64)[has_vector]
+    mapping, *_ = np.linalg.lstsq(np.hstack([x, np.ones((len(x), 1))]), y, rcond=None)
+    mapped = np.hstack([source, np.ones((n_words, 1))]) @ mapping
+    mapped[:n_special] = np.nan
+    mapped[n_special:][np.linalg.norm(vectors, axis=1) == 0] = np.nan
+    return mapped.astype(np.float32)

@@ -109,6 +109,13 @@ class WordEmbedding(nn.Module):
         if self.projection is not None:
             nn.init.xavier_uniform_(self.projection.weight)
 
+    def add_rows(self, vectors: np.ndarray) -> None:
+        """Append rows (words) to the table, as trainable as the others."""
+        old = self.embedding.weight
+        table = torch.cat([old.detach(), torch.as_tensor(vectors, dtype=old.dtype,
+                                                         device=old.device)])
+        self.embedding = nn.Embedding.from_pretrained(table, freeze=self.frozen, padding_idx=0)
+
     def forward(self, word_ids: torch.Tensor) -> torch.Tensor:
         out = self.embedding(word_ids)
         return out if self.projection is None else self.projection(out)

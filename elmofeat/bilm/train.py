@@ -16,7 +16,7 @@ from torch import nn
 
 from .._threads import tick
 from .._torch import adamw, autocast, rng_state, set_rng_state
-from .batching import Windows, bucket_batches, iter_batches
+from .batching import Windows, bucket_batches, iter_batches, make_batch
 from .collectives import all_reduce_sum, average_gradients, broadcast_parameters, world
 from .model import LanguageModel
 
@@ -70,6 +70,42 @@ def evaluate_perplexity(lm: LanguageModel, windows: Windows, chars, batch_size: 
     return perplexity(-total / count) if count else float("nan")
 
 
+class WindowsData:
+    """Training windows held in memory, and the batches of each epoch.
+
+    The batch order of an epoch depends only on ``(seed, epoch)``: a resumed run replays
+    exactly the batches an uninterrupted one would have seen. See
+    :class:`~elmofeat.bilm.shards.StreamedData` for a corpus streamed from disk: both
+    give ``n_tokens`` and ``plan(...)``, a sized object whose ``batch(i)`` is the
+    epoch's ``i``-th batch.
+    """
+
+    def __init__(self, windows: Windows, chars=None):
+        self.windows, self.chars = windows, chars
+
+    @property
+    def n_tokens(self) -> int:
+        return int((self.windows.lengths - 2).sum())
+
+    def plan(self, seed: int, epoch: int, batch_size: int, rank: int, world_size: int,
+             device) -> "_WindowsPlan":
+        rng = np.random.default_rng([seed, epoch])
+        batches = bucket_batches(self.windows.lengths, batch_size, rng)
+        usable = len(batches) - len(batches) % world_size  # equal steps on every rank
+        return _WindowsPlan(self, batches[:usable][rank::world_size], device)
+
+
+class _WindowsPlan:
+    def __init__(self, data: WindowsData, batches, device):
+        self.data, self.batches, self.device = data, batches, device
+
+    def __len__(self) -> int:
+        return len(self.batches)
+
+    def batch(self, i: int):
+        return make_batch(self.data.windows, self.batches[i], self.data.chars, self.device)
+
+
 class Pretrainer:
     """Runs the epochs of one pretraining: batches, steps, validation.
 
@@ -95,7 +131,7 @@ class Pretrainer:
         self.history: list[dict] = []
         self.epoch, self.step_in_epoch, self.global_step = 0, 0, 0
         self.stopped_early = False
-        self.train: Windows | None = None
+        self.train: WindowsData | None = None
         self._running = (0.0, 0, 0.0)  # loss sum, targets, start time of this epoch
 
     def stop(self) -> None:
@@ -130,17 +166,14 @@ class Pretrainer:
             callback.load_state_dict(state)
 
     # -------------------------------------------------------------------- training
-    def _epoch_batches(self, train: Windows) -> list[np.ndarray]:
-        # The batch order of an epoch depends only on (seed, epoch): a resumed run
-        # replays exactly the batches an uninterrupted one would have seen.
-        rng = np.random.default_rng([self.config.seed, self.epoch])
-        batches = bucket_batches(train.lengths, self.config.batch_size, rng)
-        usable = len(batches) - len(batches) % self.world_size  # equal steps on every rank
-        return batches[:usable][self.rank :: self.world_size]
+    def _epoch_plan(self, train):
+        cfg = self.config
+        return train.plan(cfg.seed, self.epoch, cfg.batch_size, self.rank, self.world_size,
+                          cfg.device)
 
     @property
     def steps_per_epoch(self) -> int:
-        return len(self._epoch_batches(self.train))
+        return len(self._epoch_plan(self.train))
 
     def running_stats(self) -> tuple[float, float]:
         """(LM targets per second, perplexity) of the epoch so far."""
@@ -164,13 +197,13 @@ class Pretrainer:
         self.optimizer.step()
         return loss.item()
 
-    def _train_epoch(self, train: Windows, chars) -> tuple[float, float, float]:
-        batches = self._epoch_batches(train)
+    def _train_epoch(self, train) -> tuple[float, float, float]:
+        plan = self._epoch_plan(train)
         self.lm.train()
         loss_sum, token_count, start = 0.0, 0, time.perf_counter()
-        for i in range(self.step_in_epoch, len(batches)):
+        for i in range(self.step_in_epoch, len(plan)):
             tick()  # follow the machine's load (see elmofeat._threads)
-            batch = next(iter_batches(train, [batches[i]], chars, self.config.device))
+            batch = plan.batch(i)
             loss = self._step(batch)
             n_targets = 2 * int((batch.lengths - 1).sum())
             loss_sum += loss * n_targets
@@ -188,13 +221,17 @@ class Pretrainer:
         return (perplexity(loss_sum / token_count), token_count / (total_elapsed / self.world_size),
                 elapsed)
 
-    def run(self, train: Windows, valid: Windows | None, train_chars=None,
+    def run(self, train, valid: Windows | None, train_chars=None,
             valid_chars=None) -> list[dict]:
         """Train until ``max_epochs`` or a callback stops it; return the history.
 
-        ``train_chars`` / ``valid_chars`` are the byte tables of each set's word types
-        (character CNN only): each ``Windows`` numbers its own types.
+        ``train``: the training data (:class:`WindowsData`, a streamed
+        :class:`~elmofeat.bilm.shards.StreamedData`, or bare ``Windows`` with
+        ``train_chars``). ``train_chars`` / ``valid_chars`` are the byte tables of each
+        set's word types (character CNN only): each ``Windows`` numbers its own types.
         """
+        if isinstance(train, Windows):
+            train = WindowsData(train, train_chars)
         self.train = train
         try:
             for callback in self.callbacks:
@@ -202,7 +239,7 @@ class Pretrainer:
             while self.epoch < self.config.max_epochs and not self.stopped_early:
                 for callback in self.callbacks:
                     callback.on_epoch_begin(self)
-                train_ppl, tokens_per_s, seconds = self._train_epoch(train, train_chars)
+                train_ppl, tokens_per_s, seconds = self._train_epoch(train)
                 record = self._end_epoch(train_ppl, tokens_per_s, seconds, valid, valid_chars)
                 for callback in self.callbacks:
                     callback.on_epoch_end(self, record)

@@ -7,28 +7,47 @@ import sys
 import time
 from pathlib import Path
 
+from ..bilm.recipes import RECIPES
 from ._inputs import positive_int, read_texts, threads
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("input", help="text file (one document a line), CSV/TSV/Parquet file "
-                        "(see --column) or dataset name (ag_news, r8, r8:train, ...)")
-    parser.add_argument("-o", "--output", required=True, help="where to save the BiLM (e.g. bilm.pt)")
+    parser.add_argument("input", nargs="*",
+                        help="text file (one document a line), CSV/TSV/Parquet file (see "
+                        "--column) or dataset name (ag_news, r8, r8:train, ...), read into "
+                        "memory; or folders, glob patterns, .gz files or several files, "
+                        "streamed (never held in memory: a corpus of any size). Optional "
+                        "with --recipe")
+    parser.add_argument("-o", "--output", required=True,
+                        help="where to save the BiLM: a file (e.g. bilm.pt), or with "
+                        "--pretrained a model folder for BiLM.from_pretrained")
+    parser.add_argument("--recipe", choices=sorted(RECIPES),
+                        help="pretrain a model elmofeat ships, as it was made: its corpus "
+                        "(from --data-home) and configuration (other options override it)")
+    parser.add_argument("--pretrained", action="store_true",
+                        help="save a pretrained-model folder (16-bit weights, config.json) "
+                        "instead of one file")
     parser.add_argument("--column", help="text column of a CSV/TSV/Parquet input (default: 'text')")
-    parser.add_argument("--token-layer", choices=["word", "char"], default="word")
-    parser.add_argument("--embedding-dim", type=positive_int, default=256,
+    parser.add_argument("--token-layer", choices=["word", "char"], default=None,
+                        help="(default: word)")
+    parser.add_argument("--embedding-dim", type=positive_int, default=None,
                         help="width of the token layer; each layer representation is twice "
                         "this (default: 256)")
-    parser.add_argument("--hidden-dim", type=positive_int, default=256,
+    parser.add_argument("--hidden-dim", type=positive_int, default=None,
                         help="LSTM width per direction (default: 256)")
-    parser.add_argument("--epochs", type=positive_int, default=5, help="most epochs (early "
+    parser.add_argument("--epochs", type=positive_int, default=None, help="most epochs (early "
                         "stopping on a held-out 5%%; default: 5, as BiLM)")
-    parser.add_argument("--batch-size", type=positive_int, default=64,
+    parser.add_argument("--batch-size", type=positive_int, default=None,
                         help="windows per training step (default: 64)")
-    parser.add_argument("--min-count", type=positive_int, default=2,
+    parser.add_argument("--min-count", type=positive_int, default=None,
                         help="words seen fewer times become <unk> in the output (default: 2)")
     parser.add_argument("--glove", metavar="PATH", help="initialise the word embedding from a "
                         "GloVe or word2vec text file (optionally .gz)")
+    parser.add_argument("--pretrained-words", type=positive_int, metavar="N",
+                        help="with --glove: also read the file's first N words that the "
+                        "corpus lacks (read, not predicted)")
+    parser.add_argument("--max-time", type=float, metavar="SECONDS",
+                        help="stop pretraining after this long (the last epoch is validated)")
     parser.add_argument("--checkpoint-dir", help="write checkpoints here; running the same "
                         "command again resumes from the last one")
     parser.add_argument("--checkpoint-every", type=positive_int, metavar="STEPS",
@@ -37,34 +56,68 @@ def add_arguments(parser) -> None:
                         help="torch threads (default: torch's setting, reproducible); 'auto' "
                         "follows the cores other processes leave free: much faster on a busy "
                         "machine, but the weights then depend on its load")
-    parser.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    parser.add_argument("--seed", type=int, default=None,
+                        help="random seed (default: 0, or the recipe's)")
     parser.add_argument("--data-home", help="dataset folder for dataset names "
                         "(default: $ELMOFEAT_DATA or ~/elmofeat_data)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
+_OPTIONS = {"token_layer": "token_layer", "embedding_dim": "embedding_dim",
+            "hidden_dim": "hidden_dim", "epochs": "max_epochs", "batch_size": "batch_size",
+            "min_count": "min_count", "glove": "pretrained_vectors",
+            "pretrained_words": "pretrained_words", "max_time": "max_time"}
+
+
+def _texts(args):
+    """The documents (a list) or the streamed corpus (TextFiles), and how to name them."""
+    from ..bilm.corpus import TextFiles
+
+    inputs = args.input
+    if args.recipe is not None and not inputs:
+        return RECIPES[args.recipe].corpus(args.data_home), f"the {args.recipe} corpus"
+    if not inputs:
+        raise ValueError("give the texts to pretrain on (or --recipe)")
+    single = Path(inputs[0])
+    streamed = len(inputs) > 1 or single.is_dir() or single.suffix == ".gz" or (
+        not single.exists() and any(c in inputs[0] for c in "*?["))
+    if streamed:
+        if args.column is not None:
+            raise ValueError("--column applies to one CSV, TSV or Parquet file")
+        corpus = TextFiles(inputs)
+        return corpus, f"{len(corpus.files)} files (streamed)"
+    return read_texts(inputs[0], args.column, args.data_home), inputs[0]
+
+
 def run(args) -> int:
     from ..bilm import BiLM
 
-    texts = read_texts(args.input, args.column, args.data_home)
-    if args.glove is not None:
-        from pathlib import Path
-
-        if not Path(args.glove).is_file():
-            raise FileNotFoundError(f"--glove: no such file: {args.glove}")
-    bilm = BiLM(token_layer=args.token_layer, embedding_dim=args.embedding_dim,
-                hidden_dim=args.hidden_dim, max_epochs=args.epochs, batch_size=args.batch_size,
-                min_count=args.min_count, pretrained_vectors=args.glove,
-                checkpoint_dir=args.checkpoint_dir, checkpoint_every=args.checkpoint_every,
-                n_threads=args.threads, random_state=args.seed, verbose=not args.quiet)
-    print(f"pretraining on {len(texts):,} documents from {args.input}", flush=True)
+    texts, described = _texts(args)
+    params = dict(RECIPES[args.recipe].params(args.data_home)) if args.recipe else {}
+    for option, param in _OPTIONS.items():
+        if getattr(args, option) is not None:
+            params[param] = getattr(args, option)
+    vectors = params.get("pretrained_vectors")
+    if isinstance(vectors, (str, Path)) and not Path(vectors).is_file():
+        raise FileNotFoundError(f"--glove: no such file: {vectors}")
+    if args.seed is not None or "random_state" not in params:
+        params["random_state"] = 0 if args.seed is None else args.seed
+    bilm = BiLM(**params, checkpoint_dir=args.checkpoint_dir,
+                checkpoint_every=args.checkpoint_every, n_threads=args.threads,
+                verbose=not args.quiet)
+    count = f"{len(texts):,} documents" if isinstance(texts, list) else described
+    print(f"pretraining on {count}" + (f" from {described}" if isinstance(texts, list) else ""),
+          flush=True)
     start = time.perf_counter()
     try:
         bilm.fit(texts)
     except KeyboardInterrupt:
         print(_interrupted(args), file=sys.stderr)
         return 130
-    bilm.save(args.output)
+    if args.pretrained:
+        bilm.save_pretrained(args.output)
+    else:
+        bilm.save(args.output)
     last = bilm.history_[-1]
     perplexity = last["validation_perplexity"] or last["train_perplexity"]
     print(f"saved {args.output}: {bilm.n_epochs_} epochs in {time.perf_counter() - start:.0f} s, "

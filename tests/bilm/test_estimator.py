@@ -166,8 +166,26 @@ def test_auto_precision_trains_in_bf16_only_where_the_cpu_has_it(monkeypatch, av
     auto = BiLM(precision="auto")
     assert auto._bf16(training=True) is expected
     assert auto._bf16(training=False) is False  # inference stays in fp32
-    assert BiLM(precision="bf16")._bf16(training=False) is True
     assert BiLM(precision="fp32")._bf16(training=True) is False
+
+
+def test_bf16_precision_runs_where_torch_can_and_says_why_not_elsewhere(corpus, monkeypatch):
+    from elmofeat import _torch
+
+    monkeypatch.setattr(_torch, "bf16_runs", lambda device_type: True)
+    monkeypatch.setattr("elmofeat.bilm.estimator.bf16_runs", lambda device_type: True)
+    assert BiLM(precision="bf16")._bf16(training=False) is True
+    monkeypatch.setattr("elmofeat.bilm.estimator.bf16_runs", lambda device_type: False)
+    with pytest.raises(ValueError, match="no bfloat16 LSTM on this cpu"):
+        BiLM(**{**TINY, "precision": "bf16"}).fit(corpus)
+    # On this machine: either it trains in bf16, or the estimator refuses it clearly.
+    monkeypatch.undo()
+    if _torch.bf16_runs("cpu"):
+        bilm = BiLM(**{**TINY, "precision": "bf16", "max_epochs": 1}).fit(corpus)
+        assert np.isfinite(bilm.history_[0]["train_perplexity"])
+    else:
+        with pytest.raises(ValueError, match="precision='auto'"):
+            BiLM(**{**TINY, "precision": "bf16"}).fit(corpus)
 
 
 def test_char_validation_uses_the_validation_sets_own_byte_table(corpus, monkeypatch):

@@ -54,7 +54,7 @@ def test_fit_with_glove_file_and_with_vectorizers(corpus, tmp_path, monkeypatch)
     asked = []
     original = pretrained.load_word_vectors
     monkeypatch.setattr(pretrained, "load_word_vectors",
-                        lambda p, words=None: asked.append(words) or original(p, words))
+                        lambda p, words=None, first=0: asked.append(words) or original(p, words, first))
     bilm = BiLM(**{**TINY, "max_epochs": 1, "pretrained_vectors": str(path)}).fit(corpus)
     assert bilm.pretrained_coverage_["found"] == 3
     # The file is read for the vocabulary's words only (the specials are never looked up).

@@ -1,0 +1,244 @@
+"""Pretrained biLMs by name: a registry, downloads checked by SHA-256, model folders.
+
+A *pretrained model* is a folder, as with Hugging Face and spaCy models:
+
+* ``bilm.pt``: the weights, vocabulary and configuration (the safe BiLM file format of
+  :mod:`elmofeat.bilm.io`: JSON strings and tensors, read with
+  ``torch.load(weights_only=True)``), its tensors stored in 16 bits;
+* ``config.json``: the same configuration, readable;
+* ``README.md``: the model card (corpus, tokens seen, hardware, perplexity, scores,
+  licence).
+
+:func:`resolve` turns a name or a path into the weights file: a registered name
+(:data:`REGISTRY`, :func:`register`) points at a folder shipped inside the package or
+at a URL, downloaded once into the user's cache folder and checked against its pinned
+SHA-256 (a mismatch is refused and the file discarded); a path is a model folder or a
+``bilm.pt`` file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+WEIGHTS_NAME = "bilm.pt"
+CONFIG_NAME = "config.json"
+CARD_NAME = "README.md"
+#: Where the models shipped with elmofeat live.
+PACKAGE_MODELS = Path(__file__).resolve().parent.parent / "models"
+
+
+@dataclass(frozen=True)
+class ModelSource:
+    """Where a registered model's weights file is, and its SHA-256.
+
+    Exactly one of ``folder`` (a model folder inside elmofeat's ``models`` folder) and
+    ``url`` (downloaded into the cache) is set.
+    """
+
+    name: str
+    sha256: str
+    folder: str | None = None
+    url: str | None = None
+    description: str = ""
+
+
+REGISTRY: dict[str, ModelSource] = {}
+
+
+def register(name: str, *, sha256: str, folder: str | None = None, url: str | None = None,
+             description: str = "", replace: bool = False) -> ModelSource:
+    """Add a model to the registry, so that ``BiLM.from_pretrained(name)`` finds it.
+
+    Parameters
+    ----------
+    name : str
+    sha256 : str
+        Hex SHA-256 of the model's ``bilm.pt``: a file with another one is refused.
+    folder : str, default=None
+        A model folder inside elmofeat's ``models`` folder (for models shipped in the
+        package), or an absolute path.
+    url : str, default=None
+        Where to download ``bilm.pt`` from (http, https or file URL), once, into
+        ``$ELMOFEAT_CACHE/models`` (the user's cache folder by default).
+    description : str
+    replace : bool, default=False
+        Allow replacing a registered name.
+
+    Examples
+    --------
+    >>> from elmofeat.bilm import hub
+    >>> source = hub.register("my-model", sha256="0" * 64,
+    ...                       url="https://example.org/my-model/bilm.pt")
+    >>> "my-model" in hub.REGISTRY
+    True
+    >>> del hub.REGISTRY["my-model"]
+    """
+    if (folder is None) == (url is None):
+        raise ValueError("register a model with exactly one of folder= and url=")
+    if not isinstance(sha256, str) or len(sha256) != 64 or any(
+            c not in "0123456789abcdef" for c in sha256.lower()):
+        raise ValueError(f"sha256 must be 64 hexadecimal digits, got {sha256!r}")
+    if name in REGISTRY and not replace:
+        raise ValueError(f"a model named {name!r} is already registered (replace=True to "
+                         "replace it)")
+    REGISTRY[name] = ModelSource(name, sha256.lower(), folder, url, description)
+    return REGISTRY[name]
+
+
+def file_sha256(path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while chunk := handle.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+_VERIFIED: dict[tuple, str] = {}
+
+
+def _verified(path: Path, sha256: str, name: str) -> Path:
+    """``path`` after checking its SHA-256 (once per process while it is unchanged)."""
+    stat = path.stat()
+    key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns)
+    if _VERIFIED.get(key) != sha256:
+        found = file_sha256(path)
+        if found != sha256:
+            raise ValueError(
+                f"the weights of pretrained model {name!r} at {path} have SHA-256 {found}, "
+                f"expected {sha256}: the file is damaged or not the registered model; "
+                "reinstall elmofeat (or delete the file to download it again)")
+        _VERIFIED[key] = sha256
+    return path
+
+
+def cache_folder(cache_dir=None) -> Path:
+    """Where downloaded models are kept: ``cache_dir``, else ``$ELMOFEAT_CACHE/models``
+    (the user's cache folder, ``platformdirs``, by default)."""
+    if cache_dir is not None:
+        return Path(cache_dir)
+    from .._bilm_cache import default_cache_dir
+
+    return default_cache_dir() / "models"
+
+
+def _download(source: ModelSource, cache_dir) -> Path:
+    from filelock import FileLock
+
+    from ..datasets._base import ChecksumError, RemoteFile, fetch_file
+
+    folder = cache_folder(cache_dir) / f"{source.name}-{source.sha256[:16]}"
+    target = folder / WEIGHTS_NAME
+    if target.is_file():
+        try:
+            return _verified(target, source.sha256, source.name)
+        except ValueError:
+            target.unlink()  # a damaged copy: fetch it again
+    folder.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(folder / ".lock")):  # parallel workers download once
+        if not target.is_file():
+            try:
+                fetch_file(RemoteFile(WEIGHTS_NAME, source.url, f"sha256:{source.sha256}"),
+                           folder, n_retries=2)
+            except ChecksumError as exc:
+                raise ValueError(f"pretrained model {source.name!r}: {exc}. The download "
+                                 "was refused; the registered file may have changed at its "
+                                 "source") from None
+    return _verified(target, source.sha256, source.name)
+
+
+def resolve(name_or_path, cache_dir=None) -> Path:
+    """The weights file of a registered model name, a model folder or a weights file.
+
+    Raises
+    ------
+    ValueError
+        An unknown name, or a file whose SHA-256 is not the registered one.
+    FileNotFoundError
+        A folder without ``bilm.pt``.
+    OSError
+        A download that failed.
+    """
+    if isinstance(name_or_path, str) and name_or_path in REGISTRY:
+        source = REGISTRY[name_or_path]
+        if source.url is not None:
+            return _download(source, cache_dir)
+        folder = Path(source.folder)
+        if not folder.is_absolute():
+            folder = PACKAGE_MODELS / folder
+        path = folder / WEIGHTS_NAME
+        if not path.is_file():
+            raise FileNotFoundError(f"pretrained model {name_or_path!r} should be at {path}, "
+                                    "which is missing: reinstall elmofeat")
+        return _verified(path, source.sha256, name_or_path)
+    if not isinstance(name_or_path, (str, os.PathLike)):
+        raise TypeError(f"a pretrained model is a registered name or a path, got "
+                        f"{type(name_or_path).__name__}")
+    path = Path(name_or_path).expanduser()
+    if path.is_dir():
+        if not (path / WEIGHTS_NAME).is_file():
+            raise FileNotFoundError(f"{path} is not a pretrained biLM folder: it has no "
+                                    f"{WEIGHTS_NAME}")
+        return path / WEIGHTS_NAME
+    if path.is_file():
+        return path
+    known = ", ".join(sorted(REGISTRY)) or "none"
+    raise ValueError(f"{name_or_path!r} is neither a registered pretrained model "
+                     f"(registered: {known}) nor an existing file or folder")
+
+
+def write_folder(bilm, folder, card: str | None = None, dtype: str = "float16") -> Path:
+    """Save a fitted biLM as a pretrained-model folder; return the weights file."""
+    from .io import save_bilm
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    weights = folder / WEIGHTS_NAME
+    save_bilm(bilm, weights, dtype=dtype)
+    params = {k: v for k, v in bilm.get_params().items() if k not in bilm._unsaved_params}
+    params["char_filters"] = [list(f) for f in params["char_filters"]]
+    config = {
+        "format": "elmofeat-pretrained-1",
+        "weights": WEIGHTS_NAME,
+        "weights_sha256": file_sha256(weights),
+        "weights_dtype": dtype,
+        "params": params,
+        "vocabulary_size": len(bilm.vocabulary_),
+        "n_output_words": bilm.n_output_words_,
+        "output_dim": bilm.output_dim_,
+        "n_representations": bilm.n_representations_,
+        "history": bilm.history_,
+    }
+    from .._files import atomic_path
+
+    with atomic_path(folder / CONFIG_NAME) as path:
+        path.write_text(json.dumps(config, indent=2) + "\n")
+    if card is not None:
+        with atomic_path(folder / CARD_NAME) as path:
+            path.write_text(card)
+    return weights
+
+
+_LOADED: dict = {}
+_LOADED_MAX = 2
+
+
+def shared(name_or_path, device="cpu", cache_dir=None):
+    """The fitted biLM of :func:`resolve`'s file, loaded once per process and shared.
+
+    Estimators that name a pretrained model (``ElmoVectorizer(bilm="en-small")``) and
+    their clones read one copy; they never train it (an adaptation trains a copy).
+    """
+    from .estimator import BiLM
+
+    path = resolve(name_or_path, cache_dir)
+    stat = path.stat()
+    key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns, str(device))
+    if key not in _LOADED:
+        while len(_LOADED) >= _LOADED_MAX:
+            _LOADED.pop(next(iter(_LOADED)))
+        _LOADED[key] = BiLM.load(path, device=device)
+    return _LOADED[key]

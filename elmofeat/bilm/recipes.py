@@ -1,0 +1,59 @@
+"""How the pretrained models elmofeat ships were made: corpus and configuration.
+
+``elmofeat pretrain --recipe en-small --data-home DIR --pretrained -o FOLDER`` makes
+the model again from the staged corpus in ``DIR/corpus`` (and GloVe in ``DIR/glove``).
+``benchmarks/general_model.py`` measured the choices (token layer, width, tokens seen)
+on the suite's features; ``benchmarks/general_model.py card`` writes the model card.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .corpus import TextFiles
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """A pretrained model's corpus (glob patterns under the data home) and BiLM
+    parameters (``{data_home}`` in a string parameter is replaced by the data home)."""
+
+    name: str
+    files: tuple
+    exclude: tuple = ()
+    parameters: dict = field(default_factory=dict)
+    description: str = ""
+
+    def corpus(self, data_home=None) -> TextFiles:
+        """The training files, found under the data home (``$ELMOFEAT_DATA``)."""
+        from ..datasets import get_data_home
+
+        home = Path(get_data_home(data_home))
+        files = TextFiles([str(home / pattern) for pattern in self.files])
+        kept = [f for f in files.files if not any(f.match(p) for p in self.exclude)]
+        return TextFiles(kept)
+
+    def params(self, data_home=None) -> dict:
+        from ..datasets import get_data_home
+
+        home = str(get_data_home(data_home))
+        return {k: v.replace("{data_home}", home) if isinstance(v, str) else v
+                for k, v in self.parameters.items()}
+
+
+RECIPES = {
+    "en-small": Recipe(
+        name="en-small",
+        files=("corpus/*.txt.gz",),
+        exclude=("*heldout*",),
+        parameters=dict(
+            token_layer="word", embedding_dim=256, hidden_dim=256,
+            pretrained_vectors="{data_home}/glove/glove.6B.50d.txt.gz",
+            pretrained_words=100_000, max_epochs=1, validation_fraction=0.01,
+            random_state=0,
+        ),
+        description="general English biLM: GloVe-started word layer (frozen) read by two "
+                    "256-wide LSTM layers per direction, pretrained on the staged corpus",
+    ),
+}
