@@ -159,17 +159,34 @@ def reference_perplexity(model, vocabulary, valid_tokens):
     return ppl
 
 
+def process_costs():
+    """This process's CPU times and page faults so far (``resource.getrusage``)."""
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return {"user_seconds": usage.ru_utime, "system_seconds": usage.ru_stime,
+            "minor_page_faults": usage.ru_minflt, "major_page_faults": usage.ru_majflt}
+
+
+def costs_since(before):
+    after = process_costs()
+    return {key: after[key] - before[key] for key in after}
+
+
 def whole_fit(train_texts, valid_texts, seed, epochs):
-    """``BiLM(...).fit(texts)`` timed as a user waits for it: (stats, fitted BiLM)."""
-    begin = time.perf_counter()
+    """``BiLM(...).fit(texts)`` timed as a user waits for it, with the CPU time the
+    kernel spent for it (system time) and its page faults: on hosts where fresh memory
+    is expensive these are what slows a fit down."""
+    begin, costs = time.perf_counter(), process_costs()
     bilm = BiLM(embedding_dim=DIM, hidden_dim=DIM, max_epochs=epochs, random_state=seed)
     bilm.fit(train_texts)
     seconds = time.perf_counter() - begin
+    costs = costs_since(costs)
     targets = sum(h["tokens_per_second"] * h["seconds"] for h in bilm.history_)
     return {"epochs": len(bilm.history_), "seconds": seconds, "targets": targets,
             "targets_per_second": targets / seconds,
             "step_loop_seconds": sum(h["seconds"] for h in bilm.history_),
-            "perplexity": bilm.perplexity(valid_texts)}
+            **costs, "perplexity": bilm.perplexity(valid_texts)}
 
 
 PHASES = {  # phase of a fit -> (file suffix, function) whose cumulative time it is
@@ -289,9 +306,12 @@ def whole_fit_comparison(args, train_texts, valid_texts):
         ref_seconds = ref["epoch_end_seconds"][epochs - 1]
         ref_tps = per_epoch * epochs / ref_seconds
         ratio = stats["targets_per_second"] / ref_tps
+        cpu = stats["user_seconds"] + stats["system_seconds"]
         rows.append([str(epochs), f"{ref_seconds:.1f}", f"{ref_tps:,.0f}", f"{stats['seconds']:.1f}",
                      f"{stats['targets_per_second']:,.0f}", f"**{ratio:.1f}x**",
-                     f"{stats['perplexity']:.1f}", f"{snapshot['perplexity']:.1f}"])
+                     f"{stats['perplexity']:.1f}", f"{snapshot['perplexity']:.1f}",
+                     f"{stats['system_seconds']:.1f} ({100 * stats['system_seconds'] / cpu:.0f}%)",
+                     f"{stats['minor_page_faults']:,}"])
         results.append({"epochs": epochs, "reference_seconds": ref_seconds,
                         "reference_targets_per_second": ref_tps, "elmofeat": stats,
                         "ratio": ratio, "reference_at_same_time": snapshot})
@@ -308,7 +328,9 @@ def whole_fit_comparison(args, train_texts, valid_texts):
         + markdown_table(["epochs", "reference seconds", "reference targets/s",
                           "elmofeat fit seconds", "elmofeat targets/s", "speed-up",
                           "elmofeat held-out perplexity",
-                          "reference perplexity after the same wall time"], rows)
+                          "reference perplexity after the same wall time",
+                          "elmofeat system CPU s (share of its CPU time)",
+                          "elmofeat minor page faults"], rows)
         + f"\n\nWhere a {min(args.whole_epochs)}-epoch fit's {total:.1f} s go (cProfile, "
         "which slows Python-heavy phases a little):\n\n"
         + markdown_table(["phase", "seconds", "share"], profile_rows)

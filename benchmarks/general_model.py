@@ -8,8 +8,18 @@ suite's first fold uses): ``ElmoVectorizer(bilm, layer_mix="frozen")`` +
 on the corpus's held-out books is recorded too, but the choice is made on the features.
 
 Writes benchmarks/results/general_model.{json,md} (each run adds or replaces its rows).
+``probe NAME=PATH``: score saved models the same way (the shipped model's own row).
+``train FOLDER``: pretrain the recipe's model as ``elmofeat pretrain --recipe`` does,
+keeping snapshots of its weights after fractions of its steps (the tokens-seen
+measurement: ``probe`` them), and save it as a model folder.
+``card FOLDER``: the model card (README.md) of a pretrained-model folder, from these
+results, the held-out perplexity and (``--suite results.json``) the suite's rows.
+
 Run: python benchmarks/general_model.py candidates [--tokens 3000000] [--data-home DIR]
      [--work DIR] [--only NAME ...]
+     python benchmarks/general_model.py probe NAME=PATH [--words N]
+     python benchmarks/general_model.py card FOLDER [--suite docs/report/results.json]
+     python benchmarks/general_model.py train FOLDER [--fractions 0.125 0.5] [--work DIR]
 """
 
 from __future__ import annotations
@@ -129,6 +139,156 @@ def run_probe(args, home: Path) -> None:
         write(rows, args.tokens)
 
 
+class Snapshots:
+    """A callback that keeps copies of the weights after given numbers of steps (it reads
+    the model only: the run is the recipe's own)."""
+
+    def __init__(self, fractions):
+        self.fractions, self.states = fractions, {}
+
+    def on_train_begin(self, trainer):
+        steps = trainer.steps_per_epoch * trainer.config.max_epochs
+        self.at = {max(1, int(round(f * steps))): f for f in self.fractions}
+        self.steps = steps
+
+    def on_step_end(self, trainer):
+        if trainer.global_step in self.at:
+            import copy
+
+            self.states[self.at[trainer.global_step]] = copy.deepcopy(trainer.lm.state_dict())
+
+    def __getattr__(self, name):  # the hooks it does not use
+        if name.startswith("on_") or name in ("close", "load_state_dict"):
+            return lambda *args: None
+        if name == "state_dict":
+            return lambda: {}
+        raise AttributeError(name)
+
+
+def run_train(args, home: Path) -> None:
+    """Pretrain the recipe's model (as ``elmofeat pretrain --recipe``), keeping snapshots
+    at fractions of its steps; save the model folder and each snapshot as a model."""
+    import copy
+
+    from elmofeat.bilm import estimator, recipes
+
+    recipe = recipes.RECIPES[args.recipe]
+    snapshots = Snapshots([f for f in args.fractions if f < 1])
+    original = estimator.standard_callbacks
+    estimator.standard_callbacks = lambda *a, **k: [*original(*a, **k), snapshots]
+    try:
+        bilm = BiLM(**recipe.params(home), verbose=True).fit(recipe.corpus(home))
+    finally:
+        estimator.standard_callbacks = original
+    output = Path(args.models[0])
+    bilm.save_pretrained(output)
+    tokens = bilm.history_[-1]["training_tokens"]
+    for fraction, state in snapshots.states.items():
+        partial = copy.deepcopy(bilm)
+        partial.language_model_.load_state_dict(state)
+        partial.history_ = [{**bilm.history_[-1], "fraction_of_steps": fraction,
+                             "training_tokens": int(round(fraction * tokens))}]
+        partial.save(Path(args.work or output.parent) / f"{args.recipe}-{fraction:g}.pt")
+    print(f"saved {output} and {len(snapshots.states)} snapshots", flush=True)
+
+
+SUITE_ROWS = ("tfidf", "tfidf-c10", "glove", "general-frozen", "general-trainable",
+              "general-mlp", "general-adapted", "general-hybrid", "general-hybrid-search")
+
+
+def suite_table(path: Path) -> str:
+    """Mean accuracy of the suite's rows for the general model, from a suite results file."""
+    if not path.is_file():
+        return ""
+    results = json.loads(path.read_text())
+    keys = [k for k in TASKS if k in results["datasets"]]
+    header = ["row", *(results["datasets"][k]["title"] for k in keys)]
+    rows = []
+    for method in SUITE_ROWS:
+        cells = []
+        for key in keys:
+            splits = results["datasets"][key]["splits"]
+            values = [s["methods"][method]["accuracy"] for s in splits if method in s["methods"]]
+            cells.append(f"{np.mean(values):.4f}" if len(values) == len(splits) else "")
+        if any(cells):
+            from elmofeat.benchmark.methods import METHODS
+
+            rows.append([METHODS[method].label, *cells])
+    return ("Mean accuracy over the suite's splits (`elmofeat benchmark`; AG News 5 folds, "
+            "R8 its standard split, CR and MPQA 10 folds), " + results["started"][:10] + ":\n\n"
+            + markdown_table(header, rows) + "\n")
+
+
+def run_card(args, home: Path) -> None:
+    """Held-out perplexity of a model folder, then its model card (README.md) from the
+    results files: the candidates' table, the first-split probe and the suite."""
+    from elmofeat._files import atomic_path
+    from elmofeat.bilm import recipes
+
+    folder = Path(args.models[0])
+    config = json.loads((folder / "config.json").read_text())
+    bilm = BiLM.from_pretrained(folder)
+    heldout = list(TextFiles(home / "corpus" / "gutenberg_heldout.txt.gz"))
+    ppl = bilm.perplexity(heldout)
+    recipe = recipes.RECIPES[args.recipe]
+    history = config["history"]
+    tokens = sum(h.get("training_tokens", 0) for h in history)
+    hours = sum(h["seconds"] for h in history) / 3600
+    rows = json.loads((RESULTS / "general_model.json").read_text())["rows"]
+    environment = json.loads((RESULTS / "general_model.json").read_text())["environment"]
+    name = args.recipe
+    params = config["params"]
+    candidates = [["row", "words", "ag_news", "r8", "cr", "mpqa"]]
+    for key, row in rows.items():
+        candidates.append([key, f"{row['words']:,}" if row.get("words") else "",
+                           *(f"{row['accuracy'][t]:.4f}" for t in TASKS)])
+    card = f"""# {name}: a general English biLM for elmofeat
+
+{recipe.description}. Load it with `BiLM.from_pretrained("{name}")` or use it through
+`ElmoVectorizer(bilm="{name}")`; `ElmoVectorizer(bilm="{name}", adapt_epochs=1)` adapts a
+copy to your texts first.
+
+| | |
+|---|---|
+| architecture | word embedding of {config['params']['embedding_dim']}-wide projection over GloVe 6B 50d vectors (kept frozen), {params['n_layers']} LSTM layers per direction, {params['hidden_dim']} wide, residual; adaptive softmax |
+| vocabulary | {config['vocabulary_size']:,} words read; the {config['n_output_words']:,} most frequent corpus words predicted (min count {params['min_count']}) |
+| corpus | {', '.join(recipe.files)} of the staged general corpus (see the data's SOURCES.md): {tokens:,} training tokens, read once ({len(history)} epoch) |
+| training | {hours:.2f} hours on {environment['cpu_count']} CPU cores ({environment['cpu']}), fp32, batches of {params['batch_size']} windows of at most {params['max_len']} tokens, AdamW at {params['learning_rate']}, seed {params['random_state']} |
+| held-out perplexity | {ppl:.1f} (both directions, the corpus's 25 held-out books, {sum(len(t.split()) for t in heldout):,} words) |
+| representations | {config['n_representations']} layers per token, {config['output_dim']} wide |
+| weights | `bilm.pt`, {config['weights_dtype']}, SHA-256 `{config['weights_sha256']}` (pinned in `elmofeat/bilm/hub.py`) |
+| licence | weights: BSD-3-Clause, as elmofeat. Trained on public-domain Project Gutenberg books, the Brown Corpus (redistribution permitted) and US presidential speeches (public domain); GloVe 6B vectors are public domain (PDDL) |
+
+## What its features are worth
+
+{suite_table(Path(args.suite)) if args.suite else ""}
+Configuration chosen by the features (`python benchmarks/general_model.py candidates`):
+each candidate pretrained on the same {rows.get('glove-256', {}).get('words', 0):,}-word
+slice of the corpus, scored on the first split of each suite task with the frozen mix
+and LogisticRegression (C=1); `{name}` itself, scored the same way, last.
+
+{markdown_table(candidates[0], candidates[1:])}
+
+## How it was made
+
+```bash
+elmofeat pretrain --recipe {name} --data-home DATA --pretrained -o elmofeat/models/{name}
+python benchmarks/general_model.py card elmofeat/models/{name} --data-home DATA
+```
+
+## Limits
+
+About 97% of the corpus is 19th- and early-20th-century books: modern words reach the
+model through their GloVe vectors (trained on Wikipedia and news), not through
+contexts it has read, and words neither the corpus nor GloVe's first 200,000 hold are
+`<unk>` unless adaptation (`adapt_epochs`) adds them from your texts. Its LSTMs are
+small ({params['hidden_dim']} wide) and saw {tokens / 1e6:.0f}M tokens; ELMo's original model saw about 800M.
+"""
+    with atomic_path(folder / "README.md") as path:
+        path.write_text(card)
+    print(card)
+
+
 def write(rows: dict, tokens: int) -> None:
     table = [["row", "words", "fit min", "held-out ppl", *TASKS]]
     for name, row in rows.items():
@@ -149,8 +309,14 @@ def write(rows: dict, tokens: int) -> None:
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("stage", choices=["candidates", "probe"])
-    parser.add_argument("models", nargs="*", help="probe: NAME=PATH of saved models")
+    parser.add_argument("stage", choices=["candidates", "probe", "card", "train"])
+    parser.add_argument("--fractions", type=float, nargs="*", default=[0.125, 0.5],
+                        help="train: keep the weights after these fractions of the steps")
+    parser.add_argument("models", nargs="*", help="probe: NAME=PATH of saved models; card: "
+                        "the model folder")
+    parser.add_argument("--recipe", default="en-small")
+    parser.add_argument("--suite", default=None, help="card: a suite results.json with the "
+                        "general model's rows")
     parser.add_argument("--tokens", type=int, default=3_000_000)
     parser.add_argument("--words", type=int, default=None,
                         help="probe: words the probed models were pretrained on")
@@ -159,7 +325,9 @@ def main():
     parser.add_argument("--only", nargs="*", choices=list(CANDIDATES))
     args = parser.parse_args()
     home = Path(get_data_home(args.data_home))
-    (run_candidates if args.stage == "candidates" else run_probe)(args, home)
+    stages = {"candidates": run_candidates, "probe": run_probe, "card": run_card,
+              "train": run_train}
+    stages[args.stage](args, home)
 
 
 if __name__ == "__main__":

@@ -46,15 +46,16 @@ class ElmoVectorizer(BaseTextVectorizer):
 
     Parameters
     ----------
-    bilm : BiLM, str, path or None, default=None
+    bilm : BiLM, str, path or None, default="en-small"
         The language model. A name or path: a pretrained model
-        (:meth:`BiLM.from_pretrained <elmofeat.BiLM.from_pretrained>`), such as
-        ``"en-small"``, the general English biLM shipped with elmofeat; loaded once per
-        process and shared by clones. ``None``: a :class:`~elmofeat.BiLM` with its
-        defaults, pretrained on ``X`` in ``fit``. An unfitted ``BiLM``: a copy of it is
-        pretrained on ``X`` in ``fit`` (the one you pass stays unfitted). A fitted
-        ``BiLM``: used as it is, never retrained, and shared (not copied) by clones of
-        this vectorizer.
+        (:meth:`BiLM.from_pretrained <elmofeat.BiLM.from_pretrained>`); the default,
+        ``"en-small"``, is the general English biLM shipped with elmofeat (see
+        ``docs/pretrained.md``), loaded once per process and shared by clones: ``fit``
+        pretrains nothing. A fitted ``BiLM``: used as it is, never retrained, and shared
+        (not copied) by clones of this vectorizer. An unfitted ``BiLM``: a copy of it is
+        pretrained on ``X`` in ``fit`` (the one you pass stays unfitted), the reference
+        experiment's biLM that knows only your texts; ``None``: the same with
+        :class:`~elmofeat.BiLM`'s defaults.
     adapt_epochs : int, default=0
         With a pretrained biLM (a name, a path or a fitted ``BiLM``): continue its
         pretraining on ``X`` for at most this many epochs before the mix is learned
@@ -133,7 +134,7 @@ class ElmoVectorizer(BaseTextVectorizer):
         not bit-reproducible). A ``BiLM`` with its own ``n_threads`` uses that for itself.
     random_state : int, RandomState instance or None, default=None
         Seeds the frozen ``"random"`` weights, the mix's training and the cross-fitting
-        folds, and the default biLM.
+        folds, an adaptation (``adapt_epochs``), and a biLM pretrained on ``X``.
     verbose : bool, default=False
         Show progress bars: the biLM's pretraining, and ``transform`` (documents).
 
@@ -166,8 +167,10 @@ class ElmoVectorizer(BaseTextVectorizer):
     initialisation (``elmofeat._mix_training.align_to_initial_features``), so out-of-fold and
     final features share one feature space.
 
-    **Search without refits.** Clones share a fitted ``bilm``. When ``bilm`` is not
-    fitted, the pretrained model is cached by its parameters and the training texts:
+    **Search without refits.** Clones share a fitted ``bilm`` and a named pretrained
+    model (loaded once per process). An adapted copy (``adapt_epochs``) is cached by the
+    pretrained weights, the adaptation's settings and the training texts. When ``bilm``
+    is not fitted, the pretrained model is cached by its parameters and the training texts:
     clones that see the same texts (the candidates of a ``GridSearchCV`` on the same
     fold) reuse it, in this process and, through ``cache_dir`` and a file lock, across
     joblib worker processes; ``pretrain.log`` in the folder lists every pretraining.
@@ -199,7 +202,14 @@ class ElmoVectorizer(BaseTextVectorizer):
 
     Examples
     --------
+    With the shipped general model (nothing to pretrain):
+
     >>> from elmofeat import BiLM, ElmoVectorizer
+    >>> ElmoVectorizer().fit_transform(["A great match.", "Stocks fell sharply."]).shape
+    (2, 256)
+
+    With a biLM pretrained on your own texts:
+
     >>> texts = ["good match , great goal", "stocks fell , markets down"] * 10
     >>> bilm = BiLM(embedding_dim=8, hidden_dim=8, max_epochs=1, random_state=0).fit(texts)
     >>> vec = ElmoVectorizer(bilm, layer_mix="frozen", cache_dir=None).fit(texts)
@@ -214,7 +224,7 @@ class ElmoVectorizer(BaseTextVectorizer):
 
     def __init__(
         self,
-        bilm=None,
+        bilm="en-small",
         *,
         adapt_epochs=0,
         layer_mix="frozen",

@@ -184,3 +184,28 @@ def test_a_stopped_run_resumes_from_its_finished_splits(data_home, tmp_path, mon
     calls.clear()
     run_benchmark(settings, splits_dir=tmp_path, **quiet)
     assert calls == ["tfidf", "svd"] * 2
+
+
+def test_rows_of_another_run_join_an_existing_report(data_home, tmp_path, capsys):
+    out = tmp_path / "report"
+    common = ["--quick", "--datasets", "ag_news", "--data-home", str(data_home),
+              "--no-progress", "--no-figures"]
+    assert main(["benchmark", *common, "--methods", "tfidf", "--output", str(out)]) == 0
+    first = json.loads((out / "results.json").read_text())
+    assert main(["benchmark", *common, "--methods", "svd", "--add-to", str(out)]) == 0
+    joined = json.loads((out / "results.json").read_text())
+    assert joined["settings"]["methods"] == ["tfidf", "svd"]
+    for before, after in zip(first["datasets"]["ag_news"]["splits"],
+                             joined["datasets"]["ag_news"]["splits"]):
+        assert after["methods"]["tfidf"] == before["methods"]["tfidf"]  # kept as it was
+        assert 0.25 < after["methods"]["svd"]["accuracy"] <= 1
+    assert len(joined["added_runs"]) == 1 and joined["added_runs"][0]["methods"] == ["svd"]
+    assert joined["wall_seconds"] > first["wall_seconds"]
+    report = (out / "report.md").read_text()
+    assert "Joined from a run of other methods" in report and "SVDVectorizer" in report
+    # Runs on other splits or settings are refused, and the report is left as it was.
+    capsys.readouterr()
+    assert main(["benchmark", *common, "--methods", "skipgram", "--folds", "3",
+                 "--add-to", str(out)]) == 1
+    assert "other settings (folds differ)" in capsys.readouterr().err
+    assert json.loads((out / "results.json").read_text()) == joined

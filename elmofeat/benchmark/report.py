@@ -141,6 +141,12 @@ def render_markdown(results: dict, summary: dict, figures: dict) -> str:
                f"(estimated {results['estimated_seconds'] / 60:.0f} min) on {env['cpus']} CPUs; "
                f"elmofeat {env['elmofeat']}, torch {env['torch']}, scikit-learn "
                f"{env['scikit-learn']}, gensim {env['gensim']}.")
+    for added in results.get("added_runs", []):
+        labels = ", ".join(METHODS[m].label for m in added["methods"])
+        out.append(f"Joined from a run of other methods on the same splits "
+                   f"(`{added.get('command') or 'elmofeat benchmark'}`, started "
+                   f"{added['started']}, {added['wall_seconds'] / 60:.1f} min, elmofeat "
+                   f"{added['environment']['elmofeat']}): {labels}.")
     out.append("")
     out.append(
         "Every estimator runs with its library defaults and feeds `LogisticRegression("

@@ -330,3 +330,45 @@ def _evaluate(key, context, split, n_classes) -> dict:
         row["layer_weights"] = vectorizer.layer_weights_.tolist()
         row["gamma"] = vectorizer.gamma_
     return row
+
+
+def merge_results(base: dict, added: dict) -> dict:
+    """``base`` with the methods (and biLMs) of ``added``, a run of other methods on the
+    same splits, joined in; the report then shows one table.
+
+    Every dataset of ``added`` must be in ``base`` with the same splits (names, sizes
+    and seeds) and the two runs' other settings must agree, or a ValueError says what
+    differs. ``base["added_runs"]`` records each joined run (command, methods, start,
+    wall time); ``wall_seconds`` becomes the sum.
+    """
+    import copy
+
+    from .methods import resolve_methods
+
+    merged = copy.deepcopy(base)
+    ignore = ("methods",)
+    as_json = lambda settings: json.loads(json.dumps(settings))  # noqa: E731 (tuples -> lists)
+    mine = {k: v for k, v in as_json(base["settings"]).items() if k not in ignore}
+    theirs = {k: v for k, v in as_json(added["settings"]).items() if k not in ignore}
+    if mine != theirs:
+        changed = sorted(k for k in mine.keys() | theirs.keys() if mine.get(k) != theirs.get(k))
+        raise ValueError(f"cannot join runs with other settings: {', '.join(changed)} differ")
+    for key, dataset in added["datasets"].items():
+        if key not in merged["datasets"]:
+            raise ValueError(f"the report has no {key!r}: run the joined methods on its datasets")
+        splits = merged["datasets"][key]["splits"]
+        if [(s["name"], s["train_size"], s["test_size"], s["seed"]) for s in splits] != [
+                (s["name"], s["train_size"], s["test_size"], s["seed"]) for s in dataset["splits"]]:
+            raise ValueError(f"{key}: the two runs have different splits")
+        for target, source in zip(splits, dataset["splits"]):
+            target["methods"].update(source["methods"])
+            target.setdefault("bilms", {}).update(source.get("bilms", {}))
+    methods = [*base["settings"]["methods"], *added["settings"]["methods"]]
+    merged["settings"]["methods"] = list(resolve_methods(methods))
+    merged.setdefault("added_runs", []).append({
+        "command": added.get("command"), "methods": list(added["settings"]["methods"]),
+        "started": added["started"], "wall_seconds": added["wall_seconds"],
+        "environment": added["environment"]})
+    merged["wall_seconds"] = base["wall_seconds"] + added["wall_seconds"]
+    merged["estimated_seconds"] = base["estimated_seconds"] + added["estimated_seconds"]
+    return merged

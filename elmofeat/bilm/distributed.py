@@ -9,6 +9,9 @@ Example (2 processes on this machine)::
     torchrun --nproc-per-node 2 -m elmofeat.bilm.distributed \\
         --texts corpus.txt --output bilm.pt --params '{"max_epochs": 5, "random_state": 0}'
 
+With ``--stream`` the texts are files, folders or globs streamed from disk (each
+process encodes its own copy and trains on its share of every block's batches).
+
 Across machines, add torchrun's ``--nnodes``, ``--node-rank`` and
 ``--rdzv-endpoint`` as usual.
 """
@@ -29,7 +32,12 @@ from .io import weights_digest
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description="Pretrain a BiLM under torchrun (DDP).")
-    parser.add_argument("--texts", required=True, help="text file, one document a line")
+    parser.add_argument("--texts", required=True, nargs="+",
+                        help="text file, one document a line; with --stream, files, folders "
+                        "or glob patterns (plain or gzip)")
+    parser.add_argument("--stream", action="store_true",
+                        help="stream the texts from disk (each process encodes its own copy "
+                        "into shards) instead of reading them into memory")
     parser.add_argument("--output", required=True, help="where rank 0 saves the BiLM")
     parser.add_argument("--params", default="{}", help="BiLM parameters as JSON")
     parser.add_argument("--digest-dir", default=None,
@@ -43,7 +51,12 @@ def main(argv=None) -> int:
         rank = dist.get_rank()
         if backend == "nccl":
             torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", 0)))
-        texts = Path(args.texts).read_text(encoding="utf-8").splitlines()
+        if args.stream:
+            from .corpus import TextFiles
+
+            texts = TextFiles(args.texts)
+        else:
+            texts = Path(args.texts[0]).read_text(encoding="utf-8").splitlines()
         bilm = BiLM(**params).fit(texts)
         if args.digest_dir:
             Path(args.digest_dir).mkdir(parents=True, exist_ok=True)

@@ -202,7 +202,8 @@ class BiLM(EmbeddingMixin, PersistenceMixin, TextEstimatorMixin, BaseEstimator):
     history_ : list of dict
         Per epoch: ``train_perplexity``, ``validation_perplexity`` (None without a
         validation set), ``tokens_per_second`` (LM targets of both directions per
-        second) and ``seconds`` of training.
+        second), ``seconds`` of training and ``training_tokens`` (tokens of the
+        training texts, all read by a whole epoch).
     n_epochs_ : int
     output_dim_ : int
         Width of each layer representation, ``2 * embedding_dim``.
@@ -492,6 +493,9 @@ class BiLM(EmbeddingMixin, PersistenceMixin, TextEstimatorMixin, BaseEstimator):
             records = pretrainer.run(data.train, data.valid, valid_chars=data.valid_chars)
         if warm:
             records = [{**record, "warm_start": True} for record in records]
+        # Tokens of the training texts read per epoch (warm-start fits add theirs).
+        for record in records:
+            record["training_tokens"] = int(data.train.n_tokens)
         self.history_ = history + records
         self.language_model_ = lm.eval()
 

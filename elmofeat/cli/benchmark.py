@@ -30,6 +30,10 @@ def add_arguments(parser) -> None:
     parser.add_argument("--resume", action="store_true",
                         help="keep the splits that an earlier run with the same settings "
                         "finished (each finished split is saved under <output>/splits/)")
+    parser.add_argument("--add-to", metavar="REPORT",
+                        help="run only --methods and join them into the report folder REPORT "
+                        "(its results.json must have the same settings and splits); the "
+                        "report is written again there")
     parser.add_argument("--no-figures", action="store_true", help="skip the PNG figures")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
@@ -50,6 +54,19 @@ def settings_from(args):
     return replace(base, **changes)
 
 
+def check_joinable(saved: dict, settings) -> None:
+    """Refuse, before anything runs, to join rows run with other settings than the
+    report's (only the methods may differ)."""
+    import json
+
+    ours = json.loads(json.dumps(settings.to_dict()))
+    changed = sorted(k for k in saved.keys() | ours.keys()
+                     if k != "methods" and saved.get(k) != ours.get(k))
+    if changed:
+        raise ValueError(f"--add-to: the report was run with other settings ({', '.join(changed)} "
+                         "differ): give the options it was run with")
+
+
 def run(args) -> int:
     from ..benchmark import run_benchmark, write_report
 
@@ -63,9 +80,25 @@ def run(args) -> int:
         except ImportError:
             raise ValueError("the figures need matplotlib: pip install 'elmofeat[plot]', "
                              "or pass --no-figures") from None
+    base = None
+    if args.add_to is not None:
+        import json
+
+        from ..benchmark.run import merge_results
+
+        source = Path(args.add_to) / "results.json"
+        if not source.is_file():
+            raise FileNotFoundError(f"--add-to: no results.json in {args.add_to}")
+        base = json.loads(source.read_text(encoding="utf-8"))
+        base.pop("summary", None)
+        output = Path(args.add_to)
+        check_joinable(base["settings"], settings)
+    splits = output / "splits" / ("added" if base is not None else "")
     results = run_benchmark(settings, data_home=args.data_home, progress=not args.no_progress,
-                             splits_dir=output / "splits", resume=args.resume)
+                             splits_dir=splits, resume=args.resume)
     results["command"] = "elmofeat " + shlex.join(args.argv)
+    if base is not None:
+        results = merge_results(base, results)
     paths = write_report(results, output, figures=not args.no_figures)
     print(f"report written to {paths['report.md']} ({results['wall_seconds'] / 60:.1f} min)")
     return 0

@@ -3,17 +3,21 @@
 import subprocess
 import sys
 
+import pytest
+
 from elmofeat import BiLM
 
 
-def test_torchrun_ddp_two_processes_stay_in_sync(corpus, tmp_path):
+@pytest.mark.parametrize("stream", [False, True])
+def test_torchrun_ddp_two_processes_stay_in_sync(corpus, tmp_path, stream):
     texts = tmp_path / "corpus.txt"
     texts.write_text("\n".join(corpus))
     params = '{"embedding_dim": 16, "hidden_dim": 16, "max_epochs": 2, "batch_size": 8, "random_state": 0}'
     result = subprocess.run(
         [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
          "-m", "elmofeat.bilm.distributed", "--texts", str(texts), "--output",
-         str(tmp_path / "ddp.pt"), "--params", params, "--digest-dir", str(tmp_path / "digests")],
+         str(tmp_path / "ddp.pt"), "--params", params, "--digest-dir", str(tmp_path / "digests"),
+         *(["--stream"] if stream else [])],
         capture_output=True, text=True, timeout=300,
     )
     assert result.returncode == 0, result.stderr[-3000:]
