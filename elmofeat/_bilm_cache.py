@@ -38,18 +38,6 @@ _MEMORY_BILMS = 4
 _FOLDER_BILMS = 8
 
 
-def default_cache_dir() -> Path:
-    """``$ELMOFEAT_CACHE``, else the user's cache folder (``platformdirs``:
-    ``~/.cache/elmofeat`` on Linux, ``~/Library/Caches/elmofeat`` on macOS,
-    ``%LOCALAPPDATA%\\elmofeat\\Cache`` on Windows)."""
-    env = os.environ.get("ELMOFEAT_CACHE")
-    if env:
-        return Path(env).expanduser()
-    import platformdirs
-
-    return Path(platformdirs.user_cache_dir("elmofeat", appauthor=False))
-
-
 def private_folder(folder: Path) -> Path:
     """Create ``folder`` (0700) if needed and check that it is safe to use.
 
@@ -302,3 +290,27 @@ def release_free_memory() -> None:
 
 BILMS = BiLMCache()
 REPRESENTATIONS = RepresentationCache(max_bytes=1 << 30)
+
+
+_PRETRAINED: OrderedDict = OrderedDict()
+_PRETRAINED_MAX = 2
+
+
+def shared_pretrained(name_or_path, device="cpu", cache_dir=None):
+    """The pretrained biLM of ``name_or_path`` (see :func:`elmofeat.bilm.hub.resolve`),
+    loaded once per process and shared.
+
+    Estimators that name a pretrained model (``ElmoVectorizer(bilm="en-small")``) and
+    their clones read one copy; they never train it (an adaptation trains a copy).
+    """
+    from .bilm import BiLM, hub
+
+    path = hub.resolve(name_or_path, cache_dir)
+    stat = path.stat()
+    key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns, str(device))
+    if key not in _PRETRAINED:
+        while len(_PRETRAINED) >= _PRETRAINED_MAX:
+            _PRETRAINED.popitem(last=False)
+        _PRETRAINED[key] = BiLM.load(path, device=device)
+    _PRETRAINED.move_to_end(key)
+    return _PRETRAINED[key]

@@ -16,13 +16,14 @@ from . import _bilm_cache
 from ._base import BaseTextVectorizer
 from ._labels import check_targets
 from ._elmo_transform import CHUNK, chunks, document_features, transform_part
+from ._paths import default_cache_dir
 from ._param_validation import (Integral, Interval, Real, StrOptions, TorchDevices,
                                 fit_context, positive_int)
 from ._text import validate_documents
 from ._malloc import reuse_large_blocks
 from ._threads import N_THREADS_CONSTRAINTS, adaptive_threads
 from ._torch import resolve_device
-from .bilm import BiLM, hub
+from .bilm import BiLM
 from .bilm.io import weights_digest
 from ._fitted_mix import LinearMix, ReluMix, frozen_mix, pool_layers
 from ._mix_training import (HeadConfig, alignment_documents, cross_fitting_folds,
@@ -331,14 +332,14 @@ class ElmoVectorizer(BaseTextVectorizer):
         if self.cache_dir is None:
             return None
         if isinstance(self.cache_dir, str) and self.cache_dir == "auto":
-            return _bilm_cache.default_cache_dir()
+            return default_cache_dir()
         return Path(self.cache_dir)
 
     def _pretrained_bilm(self, documents, random_state):
         bilm = self.bilm
         if isinstance(bilm, (str, os.PathLike)):
             device = "cpu" if isinstance(self.device, str) and self.device == "auto" else self.device
-            bilm = hub.shared(bilm, device=device)
+            bilm = _bilm_cache.shared_pretrained(bilm, device=device)
         if _is_fitted_bilm(bilm):
             if not (isinstance(self.device, str) and self.device == "auto"):
                 target = resolve_device(self.device)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from elmofeat import BiLM, ElmoVectorizer, _bilm_cache
-from elmofeat._bilm_cache import default_cache_dir
+from elmofeat._paths import default_cache_dir
 from elmofeat.exceptions import CacheWarning
 
 from .estimator_checks import make_topic_corpus

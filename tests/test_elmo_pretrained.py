@@ -37,7 +37,7 @@ def general(corpus, tmp_path_factory):
 def _fresh_caches(monkeypatch):
     _bilm_cache.BILMS.clear()
     _bilm_cache.REPRESENTATIONS.clear()
-    monkeypatch.setattr(hub, "_LOADED", {})
+    monkeypatch.setattr(_bilm_cache, "_PRETRAINED", __import__("collections").OrderedDict())
     yield
 
 

@@ -149,14 +149,14 @@ ADAPT_EPOCHS = 1
 def _pretrain(which: str, settings, glove, seed, documents) -> BiLM:
     """The split's ``"default"`` biLM (library defaults), its ``"glove"`` one, the
     ``"general"`` model as shipped, or the general model ``"adapted"`` to the split."""
-    from ..bilm import hub
+    from .._bilm_cache import shared_pretrained
 
     if which == "general":
-        return hub.shared(GENERAL_MODEL)
+        return shared_pretrained(GENERAL_MODEL)
     if which == "adapted":
         import copy
 
-        return copy.deepcopy(hub.shared(GENERAL_MODEL)).set_params(
+        return copy.deepcopy(shared_pretrained(GENERAL_MODEL)).set_params(
             warm_start=True, max_epochs=ADAPT_EPOCHS, random_state=seed).fit(documents)
     params = {**settings.bilm_params(), "random_state": seed}
     if which == "glove":

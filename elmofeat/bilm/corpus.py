@@ -2,8 +2,9 @@
 
 :class:`TextFiles` names plain or gzip text files (paths, folders or glob patterns) and
 iterates over their lines again on every pass, like gensim's ``LineSentence``: nothing
-is read until iterated, and only one line is held at a time. :func:`as_text_source`
-decides how :meth:`BiLM.fit <elmofeat.BiLM.fit>` reads its ``X``.
+is read until iterated, and only one line is held at a time. 
+:func:`elmofeat.bilm.training_data.streamed_source` decides how
+:meth:`BiLM.fit <elmofeat.BiLM.fit>` reads its ``X``.
 """
 
 from __future__ import annotations

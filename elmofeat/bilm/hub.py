@@ -19,7 +19,6 @@ SHA-256 (a mismatch is refused and the file discarded); a path is a model folder
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -120,7 +119,7 @@ def cache_folder(cache_dir=None) -> Path:
     (the user's cache folder, ``platformdirs``, by default)."""
     if cache_dir is not None:
         return Path(cache_dir)
-    from .._bilm_cache import default_cache_dir
+    from .._paths import default_cache_dir
 
     return default_cache_dir() / "models"
 
@@ -188,57 +187,3 @@ def resolve(name_or_path, cache_dir=None) -> Path:
     known = ", ".join(sorted(REGISTRY)) or "none"
     raise ValueError(f"{name_or_path!r} is neither a registered pretrained model "
                      f"(registered: {known}) nor an existing file or folder")
-
-
-def write_folder(bilm, folder, card: str | None = None, dtype: str = "float16") -> Path:
-    """Save a fitted biLM as a pretrained-model folder; return the weights file."""
-    from .io import save_bilm
-
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    weights = folder / WEIGHTS_NAME
-    save_bilm(bilm, weights, dtype=dtype)
-    params = {k: v for k, v in bilm.get_params().items() if k not in bilm._unsaved_params}
-    params["char_filters"] = [list(f) for f in params["char_filters"]]
-    config = {
-        "format": "elmofeat-pretrained-1",
-        "weights": WEIGHTS_NAME,
-        "weights_sha256": file_sha256(weights),
-        "weights_dtype": dtype,
-        "params": params,
-        "vocabulary_size": len(bilm.vocabulary_),
-        "n_output_words": bilm.n_output_words_,
-        "output_dim": bilm.output_dim_,
-        "n_representations": bilm.n_representations_,
-        "history": bilm.history_,
-    }
-    from .._files import atomic_path
-
-    with atomic_path(folder / CONFIG_NAME) as path:
-        path.write_text(json.dumps(config, indent=2) + "\n")
-    if card is not None:
-        with atomic_path(folder / CARD_NAME) as path:
-            path.write_text(card)
-    return weights
-
-
-_LOADED: dict = {}
-_LOADED_MAX = 2
-
-
-def shared(name_or_path, device="cpu", cache_dir=None):
-    """The fitted biLM of :func:`resolve`'s file, loaded once per process and shared.
-
-    Estimators that name a pretrained model (``ElmoVectorizer(bilm="en-small")``) and
-    their clones read one copy; they never train it (an adaptation trains a copy).
-    """
-    from .estimator import BiLM
-
-    path = resolve(name_or_path, cache_dir)
-    stat = path.stat()
-    key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns, str(device))
-    if key not in _LOADED:
-        while len(_LOADED) >= _LOADED_MAX:
-            _LOADED.pop(next(iter(_LOADED)))
-        _LOADED[key] = BiLM.load(path, device=device)
-    return _LOADED[key]

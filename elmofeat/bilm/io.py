@@ -17,7 +17,7 @@ from pathlib import Path
 import torch
 from sklearn.utils.validation import check_is_fitted
 
-from .._files import save_torch_atomically
+from .._files import atomic_path, save_torch_atomically
 from .._text import Vocabulary
 from .._versions import version_stamps
 from ..exceptions import ElmofeatVersionWarning
@@ -81,6 +81,37 @@ def save_bilm(bilm, path, dtype: str | None = None) -> None:
     }
     payload["checksum"] = payload_checksum(payload)
     save_torch_atomically(payload, Path(path))
+
+
+def save_pretrained_folder(bilm, folder, card: str | None = None, dtype: str = "float16") -> Path:
+    """Save a fitted biLM as a pretrained-model folder; return the weights file."""
+    from . import hub
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    weights = folder / hub.WEIGHTS_NAME
+    save_bilm(bilm, weights, dtype=dtype)
+    params = {k: v for k, v in bilm.get_params().items() if k not in bilm._unsaved_params}
+    params["char_filters"] = [list(f) for f in params["char_filters"]]
+    config = {
+        "format": "elmofeat-pretrained-1",
+        "weights": hub.WEIGHTS_NAME,
+        "weights_sha256": hub.file_sha256(weights),
+        "weights_dtype": dtype,
+        "params": params,
+        "vocabulary_size": len(bilm.vocabulary_),
+        "n_output_words": bilm.n_output_words_,
+        "output_dim": bilm.output_dim_,
+        "n_representations": bilm.n_representations_,
+        "history": bilm.history_,
+    }
+    with atomic_path(folder / hub.CONFIG_NAME) as path:
+        path.write_text(json.dumps(config, indent=2) + "\n")
+    if card is not None:
+        with atomic_path(folder / hub.CARD_NAME) as path:
+            path.write_text(card)
+    return weights
+
 
 
 def payload_checksum(payload: dict) -> str:
@@ -282,10 +313,8 @@ class PersistenceMixin:
 
         :meth:`from_pretrained` loads the folder. Returns the weights file's path.
         """
-        from . import hub
-
         check_is_fitted(self, "language_model_")
-        return hub.write_folder(self, folder, card=card, dtype=dtype)
+        return save_pretrained_folder(self, folder, card=card, dtype=dtype)
 
     def __getstate__(self):
         state = super().__getstate__()
