@@ -22,8 +22,14 @@ LR get the same labels. Rows:
 * ELMo + GloVe, frozen and trainable mixes: a second biLM pretrained on every training
   text with ``pretrained_vectors=<GloVe 6B 50d>`` (its token layer starts from GloVe).
 
-Writes benchmarks/results/few_labels.{json,md}.
+* the shipped general model (``en-small``, nothing pretrained): frozen, trainable and
+  MLP mixes, the frozen and trainable mixes with C searched, the frozen mix with
+  self-training, and the frozen mix of a copy adapted (1 epoch) to every training text.
+
+Writes benchmarks/results/few_labels.{json,md}; ``--rows`` runs some rows only, and with
+``--add`` joins them to the rows already in the results file (same folds).
 Run: python benchmarks/few_labels.py [--datasets ag_news cr] [--folds 5] [--data-home DIR]
+     [--rows ROW ...] [--add]
 """
 
 from __future__ import annotations
@@ -49,9 +55,13 @@ from elmofeat.benchmark.run import load_glove
 from elmofeat.datasets import get_data_home
 
 SIZES = (50, 200, 1000, None)  # None: every training label
+GENERAL = "en-small"  # the general model shipped with elmofeat
 ROWS = ("tfidf", "tfidf-c10", "tfidf-cv", "glove", "svd", "svd-cv", "elmo-frozen",
         "elmo-trainable", "elmo-mlp", "elmo-frozen-selftraining", "elmo-frozen-cv",
-        "elmo-trainable-cv", "elmo-token", "elmo-glove-frozen", "elmo-glove-trainable")
+        "elmo-trainable-cv", "elmo-token", "elmo-glove-frozen", "elmo-glove-trainable",
+        "general-frozen", "general-trainable", "general-mlp", "general-frozen-cv",
+        "general-trainable-cv", "general-frozen-selftraining", "general-adapted-frozen")
+GENERAL_ROWS = tuple(r for r in ROWS if r.startswith("general-"))
 DEFAULT_ELMO = tuple(r for r in ROWS if r.startswith("elmo-") and not r.startswith("elmo-glove")
                      and r != "elmo-token")
 GLOVE_ELMO = ("elmo-glove-frozen", "elmo-glove-trainable")
@@ -67,7 +77,13 @@ LABELS = {"tfidf": "TF-IDF + LR", "tfidf-c10": "TF-IDF + LR (C=10)", "glove": "G
           "elmo-trainable-cv": "ELMo trainable (all texts), C searched",
           "elmo-token": "ELMo token layer alone (all texts; diagnostic)",
           "elmo-glove-frozen": "ELMo + GloVe frozen (all texts)",
-          "elmo-glove-trainable": "ELMo + GloVe trainable (all texts)"}
+          "elmo-glove-trainable": "ELMo + GloVe trainable (all texts)",
+          "general-frozen": "ELMo en-small frozen", "general-trainable": "ELMo en-small trainable",
+          "general-mlp": "ELMo en-small MLP",
+          "general-frozen-cv": "ELMo en-small frozen, C searched",
+          "general-trainable-cv": "ELMo en-small trainable, C searched",
+          "general-frozen-selftraining": "ELMo en-small frozen + SelfTrainingClassifier (all texts)",
+          "general-adapted-frozen": "ELMo en-small adapted to all texts (1 epoch), frozen"}
 
 
 def _labelled(y, size, seed):
@@ -92,65 +108,88 @@ def _tuned(seed):
                                 use_legacy_attributes=False)
 
 
-def run_split(split, seed, glove):
+class _Shared:
+    """What the rows of a fold share, built when a row first needs it: the biLMs
+    pretrained on every training text, SVD fitted on them."""
+
+    def __init__(self, X_train, seed, glove):
+        self.X_train, self.seed, self.glove = X_train, seed, glove
+        self._built, self.pretrain_seconds = {}, None
+
+    def get(self, name):
+        if name not in self._built:
+            start = time.perf_counter()
+            if name == "bilm":  # every training text, no label
+                self._built[name] = BiLM(random_state=self.seed).fit(self.X_train)
+                self.pretrain_seconds = time.perf_counter() - start
+            elif name == "glove_bilm":
+                self._built[name] = BiLM(random_state=self.seed,
+                                         pretrained_vectors=self.glove).fit(self.X_train)
+            elif name == "svd":
+                self._built[name] = SVDVectorizer(random_state=self.seed).fit(self.X_train)
+        return self._built[name]
+
+
+def _elmo(shared, bilm, mix, y_l, seed, **params):
+    cv = min(5, int(np.bincount(y_l).min())) if mix != "frozen" else 5
+    source = shared.get(bilm) if bilm in ("bilm", "glove_bilm") else bilm
+    return ElmoVectorizer(source, layer_mix=mix, cache_dir=None, random_state=seed, cv=cv,
+                          **params)
+
+
+def _row_model(row, shared, y_l, seed, glove):
+    """``features -> classifier`` of one row (the self-training row is built apart)."""
+    lr = LogisticRegression(max_iter=3000)
+    if row in ("tfidf", "tfidf-c10", "tfidf-cv"):
+        clf = {"tfidf": lr, "tfidf-c10": LogisticRegression(max_iter=3000, C=10),
+               "tfidf-cv": _tuned(seed)}[row]
+        return make_pipeline(TfidfVectorizer(sublinear_tf=True), clf)
+    if row == "glove":
+        return make_pipeline(WordVectorsVectorizer(glove), lr)
+    if row in ("svd", "svd-cv"):  # fitted on every training text, not refitted
+        return make_pipeline(FrozenEstimator(shared.get("svd")), _tuned(seed) if row == "svd-cv" else lr)
+    if row == "elmo-token":  # the frozen mix's token layer alone (diagnostic)
+        return make_pipeline(_elmo(shared, "bilm", "frozen", y_l, seed, mix_weights=(1, 0, 0)), lr)
+    family, _, rest = row.partition("-")
+    if family == "general":
+        bilm, name = GENERAL, rest
+        params = {}
+        if name.startswith("adapted-"):
+            name, params = name[len("adapted-"):], {"adapt_epochs": 1}
+    elif row.startswith("elmo-glove-"):
+        bilm, name, params = "glove_bilm", row[len("elmo-glove-"):], {}
+    else:
+        bilm, name, params = "bilm", rest, {}
+    mix, _, tuned = name.partition("-")
+    return make_pipeline(_elmo(shared, bilm, mix, y_l, seed, **params),
+                         _tuned(seed) if tuned == "cv" else lr)
+
+
+def run_split(split, seed, glove, rows=ROWS):
     X_train, y_train = split.X_train, np.asarray(split.y_train)
-    start = time.perf_counter()
-    bilm = BiLM(random_state=seed).fit(X_train)  # every training text, no label
-    pretrain = time.perf_counter() - start
-    glove_bilm = BiLM(random_state=seed, pretrained_vectors=glove).fit(X_train)
-    svd = SVDVectorizer(random_state=seed).fit(X_train)
-    out = {"pretrain_seconds": pretrain, "scores": {}}
+    shared = _Shared(X_train, seed, glove)
+    out = {"scores": {}}
     for size in SIZES:
         chosen = _labelled(y_train, size, seed)
         X_l, y_l = [X_train[i] for i in chosen], y_train[chosen]
         scores = {}
-        scores["tfidf"] = _score(make_pipeline(TfidfVectorizer(sublinear_tf=True),
-                                               LogisticRegression(max_iter=3000)),
-                                 X_l, y_l, split.X_test, split.y_test)
-        scores["tfidf-c10"] = _score(make_pipeline(TfidfVectorizer(sublinear_tf=True),
-                                                   LogisticRegression(max_iter=3000, C=10)),
+        for row in rows:
+            if row.endswith("-selftraining"):  # every training text, y = -1 unlabelled
+                partial = np.full(len(y_train), -1)
+                partial[chosen] = y_l
+                bilm = GENERAL if row.startswith("general") else "bilm"
+                model = make_pipeline(_elmo(shared, bilm, "frozen", y_l, seed),
+                                      SelfTrainingClassifier(LogisticRegression(max_iter=3000)))
+                scores[row] = _score(model, X_train, partial, split.X_test, split.y_test)
+            else:
+                scores[row] = _score(_row_model(row, shared, y_l, seed, glove),
                                      X_l, y_l, split.X_test, split.y_test)
-        scores["glove"] = _score(make_pipeline(WordVectorsVectorizer(glove),
-                                               LogisticRegression(max_iter=3000)),
-                                 X_l, y_l, split.X_test, split.y_test)
-        # Frozen: fitted on every training text, not refitted on the labelled ones.
-        scores["svd"] = _score(make_pipeline(FrozenEstimator(svd), LogisticRegression(max_iter=3000)),
-                               X_l, y_l, split.X_test, split.y_test)
-        scores["tfidf-cv"] = _score(make_pipeline(TfidfVectorizer(sublinear_tf=True), _tuned(seed)),
-                                    X_l, y_l, split.X_test, split.y_test)
-        scores["svd-cv"] = _score(make_pipeline(FrozenEstimator(svd), _tuned(seed)),
-                                  X_l, y_l, split.X_test, split.y_test)
-        for mix in ("frozen", "trainable", "mlp"):
-            def vectorizer():
-                return ElmoVectorizer(bilm, layer_mix=mix, cache_dir=None, random_state=seed,
-                                      cv=min(5, int(np.bincount(y_l).min())) if mix != "frozen" else 5)
-            scores[f"elmo-{mix}"] = _score(make_pipeline(vectorizer(), LogisticRegression(max_iter=3000)),
-                                           X_l, y_l, split.X_test, split.y_test)
-            if mix != "mlp":
-                scores[f"elmo-{mix}-cv"] = _score(make_pipeline(vectorizer(), _tuned(seed)),
-                                                  X_l, y_l, split.X_test, split.y_test)
-        # Diagnostic: the frozen mix's token layer alone (the SVD start of the biLM's
-        # word embedding, kept during pretraining) against SVDVectorizer's features.
-        token = ElmoVectorizer(bilm, layer_mix="frozen", mix_weights=(1, 0, 0), cache_dir=None)
-        scores["elmo-token"] = _score(make_pipeline(token, LogisticRegression(max_iter=3000)),
-                                      X_l, y_l, split.X_test, split.y_test)
-        for mix in ("frozen", "trainable"):
-            vectorizer = ElmoVectorizer(glove_bilm, layer_mix=mix, cache_dir=None, random_state=seed,
-                                        cv=min(5, int(np.bincount(y_l).min())) if mix != "frozen" else 5)
-            scores[f"elmo-glove-{mix}"] = _score(
-                make_pipeline(vectorizer, LogisticRegression(max_iter=3000)),
-                X_l, y_l, split.X_test, split.y_test)
-        partial = np.full(len(y_train), -1)
-        partial[chosen] = y_l
-        self_training = make_pipeline(
-            ElmoVectorizer(bilm, layer_mix="frozen", cache_dir=None, random_state=seed),
-            SelfTrainingClassifier(LogisticRegression(max_iter=3000)))
-        scores["elmo-frozen-selftraining"] = _score(self_training, X_train, partial,
-                                                    split.X_test, split.y_test)
         label = "all" if size is None else str(size)
         out["scores"][label] = scores
         print(f"  {label} labels: " + ", ".join(f"{k} {v:.3f}" for k, v in scores.items()),
               flush=True)
+    if shared.pretrain_seconds is not None:
+        out["pretrain_seconds"] = shared.pretrain_seconds
     return out
 
 
@@ -160,8 +199,20 @@ def main():
     parser.add_argument("--folds", type=int, default=None,
                         help="folds (default: the suite's, AG News 5 and CR 10)")
     parser.add_argument("--data-home", default=None)
+    parser.add_argument("--rows", nargs="+", choices=ROWS, default=list(ROWS),
+                        help="rows to run (default: all)")
+    parser.add_argument("--add", action="store_true",
+                        help="add the rows run to the existing results (same folds)")
     args = parser.parse_args()
     home = get_data_home(args.data_home)
+    rows_run = tuple(r for r in ROWS if r in args.rows)
+    previous = None
+    if args.add:
+        import json
+
+        from _common import RESULTS
+
+        previous = json.loads((RESULTS / "few_labels.json").read_text())["results"]
     settings = BenchmarkSettings(datasets=tuple(args.datasets), folds=args.folds)
     datasets = [load_dataset(key, settings, home) for key in settings.datasets]
     glove = load_glove(home, datasets)
@@ -170,11 +221,17 @@ def main():
         splits = []
         for index, split in enumerate(dataset.splits):
             print(f"{dataset.title} {split.name}", flush=True)
-            splits.append(run_split(split, settings.seed + index, glove))
+            entry = run_split(split, settings.seed + index, glove, rows_run)
+            if previous is not None:  # the earlier rows of the same fold, then these
+                old = previous[dataset.key][index]
+                for size, scores in entry["scores"].items():
+                    old["scores"][size].update(scores)
+                entry = old
+            splits.append(entry)
         results[dataset.key] = splits
         sizes = list(splits[0]["scores"])
         rows = []
-        for row in ROWS:
+        for row in (r for r in ROWS if r in splits[0]["scores"][sizes[0]]):
             cells = []
             for size in sizes:
                 values = [s["scores"][size][row] for s in splits]
@@ -186,14 +243,19 @@ def main():
             return max(np.mean([sp["scores"][size][r] for sp in splits]) for r in family)
 
         def gaps(family):
+            family = [r for r in family if r in splits[0]["scores"][sizes[0]]]
+            if not family:
+                return "not run"
             return ", ".join(f"{s}: {best(family, s) - best(TFIDF_ROWS, s):+.4f}" for s in sizes)
         sections.append(
             f"#### {dataset.title}\n\n{dataset.protocol}; biLM pretrained on the {n_train:,} "
             f"training texts of each fold, labels drawn from them (stratified, seeded).\n\n"
             + markdown_table(header, rows)
             + f"\n\nBest ELMo row (default biLM) minus the best TF-IDF row, by number of "
-            f"labels: {gaps(DEFAULT_ELMO)}; best ELMo + GloVe row minus it: {gaps(GLOVE_ELMO)}. "
-            f"biLM pretraining {np.mean([s['pretrain_seconds'] for s in splits]):.0f} s per fold.\n")
+            f"labels: {gaps(DEFAULT_ELMO)}; best ELMo + GloVe row minus it: {gaps(GLOVE_ELMO)}; "
+            f"best row of the shipped general model (en-small) minus it: {gaps(GENERAL_ROWS)}. "
+            + (f"biLM pretraining {np.mean([s['pretrain_seconds'] for s in splits]):.0f} s "
+               "per fold." if all("pretrain_seconds" in s for s in splits) else "") + "\n")
     markdown = ("### Accuracy with few labels and many unlabelled texts\n\n"
                 "Mean ± std over folds. Every LogisticRegression has max_iter=3000; \"C searched\": "
                 "`LogisticRegressionCV`, C from 1e-3 to 1e3 (19 values) by stratified 3-fold "

@@ -12,6 +12,8 @@ Writes benchmarks/results/general_model.{json,md} (each run adds or replaces its
 ``train FOLDER``: pretrain the recipe's model as ``elmofeat pretrain --recipe`` does,
 keeping snapshots of its weights after fractions of its steps (the tokens-seen
 measurement: ``probe`` them), and save it as a model folder.
+``adapt NAME=PATH``: adaptation settings (learning rate, epochs) of a pretrained model,
+each adapted on the first split's training texts and scored as above.
 ``card FOLDER``: the model card (README.md) of a pretrained-model folder, from these
 results, the held-out perplexity and (``--suite results.json``) the suite's rows.
 
@@ -20,6 +22,7 @@ Run: python benchmarks/general_model.py candidates [--tokens 3000000] [--data-ho
      python benchmarks/general_model.py probe NAME=PATH [--words N]
      python benchmarks/general_model.py card FOLDER [--suite docs/report/results.json]
      python benchmarks/general_model.py train FOLDER [--fractions 0.125 0.5] [--work DIR]
+     python benchmarks/general_model.py adapt NAME=PATH [--learning-rates ...] [--epochs ...]
 """
 
 from __future__ import annotations
@@ -289,6 +292,37 @@ small ({params['hidden_dim']} wide) and saw {tokens / 1e6:.0f}M tokens; ELMo's o
     print(card)
 
 
+def run_adapt(args, home: Path) -> None:
+    """Adaptation settings, scored as the candidates are: on each task's first split, a
+    copy of the model pretrained further on the split's training texts (``warm_start``)
+    for each learning rate and number of epochs, then the frozen mix."""
+    import copy
+
+    splits = first_splits(home)
+    path = RESULTS / "general_model.json"
+    rows = json.loads(path.read_text())["rows"] if path.is_file() else {}
+    name, _, model_path = args.models[0].partition("=")
+    base = BiLM.from_pretrained(model_path)
+    for learning_rate in args.learning_rates:
+        for epochs in args.epochs:
+            accuracy = {}
+            for task, split in splits.items():
+                adapted = copy.deepcopy(base).set_params(
+                    warm_start=True, max_epochs=epochs, learning_rate=learning_rate,
+                    random_state=0).fit(split.X_train)
+                accuracy[task] = accuracy_of(adapted, split)
+            key = f"{name} adapted, lr {learning_rate:g}, {epochs} epoch{'s' * (epochs > 1)}"
+            rows[key] = {"config": json.dumps({"learning_rate": learning_rate,
+                                               "epochs": epochs}),
+                         "accuracy": accuracy}
+            print(key, accuracy, flush=True)
+            write(rows, args.tokens)
+
+
+def accuracy_of(bilm, split) -> float:
+    return accuracy(ElmoVectorizer(bilm, cache_dir=None, random_state=0), split)
+
+
 def write(rows: dict, tokens: int) -> None:
     table = [["row", "words", "fit min", "held-out ppl", *TASKS]]
     for name, row in rows.items():
@@ -309,7 +343,11 @@ def write(rows: dict, tokens: int) -> None:
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("stage", choices=["candidates", "probe", "card", "train"])
+    parser.add_argument("stage", choices=["candidates", "probe", "card", "train", "adapt"])
+    parser.add_argument("--learning-rates", type=float, nargs="+", default=[2e-3, 5e-4],
+                        help="adapt: learning rates to try")
+    parser.add_argument("--epochs", type=int, nargs="+", default=[1],
+                        help="adapt: epochs to try")
     parser.add_argument("--fractions", type=float, nargs="*", default=[0.125, 0.5],
                         help="train: keep the weights after these fractions of the steps")
     parser.add_argument("models", nargs="*", help="probe: NAME=PATH of saved models; card: "
@@ -326,7 +364,7 @@ def main():
     args = parser.parse_args()
     home = Path(get_data_home(args.data_home))
     stages = {"candidates": run_candidates, "probe": run_probe, "card": run_card,
-              "train": run_train}
+              "train": run_train, "adapt": run_adapt}
     stages[args.stage](args, home)
 
 

@@ -38,6 +38,23 @@ def _is_fitted_bilm(bilm) -> bool:
     return bilm is not None and hasattr(bilm, "language_model_")
 
 
+def _shipped_model(reference: dict, device):
+    """The pretrained model a pickle names (see ``ElmoVectorizer.__getstate__``), if this
+    elmofeat ships the very same weights."""
+    from .bilm import hub
+
+    name, sha256 = reference["pretrained_model"], reference["sha256"]
+    source = hub.REGISTRY.get(name)
+    if source is None or source.sha256 != sha256:
+        found = "does not have it" if source is None else f"has other weights ({source.sha256})"
+        raise ValueError(
+            f"this ElmoVectorizer was fitted with the pretrained model {name!r} (weights "
+            f"SHA-256 {sha256}); this elmofeat {found}: load it with the elmofeat version "
+            "it was saved with")
+    device = "cpu" if isinstance(device, str) and device == "auto" else device
+    return _bilm_cache.shared_pretrained(name, device=device)
+
+
 class ElmoVectorizer(BaseTextVectorizer):
     """Contextual document features from an ELMo-style biLM, mixed and pooled.
 
@@ -280,8 +297,29 @@ class ElmoVectorizer(BaseTextVectorizer):
         tags.target_tags.required = self.layer_mix != "frozen"  # supervised mixes need y
         return tags
 
+    def _pretrained_reference(self) -> dict | None:
+        """How a pickle names the shipped pretrained model it uses instead of holding its
+        weights: a registered name, used as it is (not adapted)."""
+        from .bilm import hub
+
+        bilm = self.bilm
+        if (isinstance(bilm, str) and bilm in hub.REGISTRY and not self.adapt_epochs
+                and hasattr(self, "bilm_")):
+            return {"pretrained_model": bilm, "sha256": hub.REGISTRY[bilm].sha256}
+        return None
+
+    def __getstate__(self):
+        state = super().__getstate__()
+        reference = self._pretrained_reference()
+        if reference is not None:  # tens of MB of weights that elmofeat ships already
+            state["bilm_"] = reference
+        return state
+
     def __setstate__(self, state):
         state = dict(state)
+        reference = state.get("bilm_")
+        if isinstance(reference, dict) and "pretrained_model" in reference:
+            state["bilm_"] = _shipped_model(reference, state.get("device", "auto"))
         params = state.pop("mix_params_", None)
         if params is not None:  # pickled before mixes were objects: a dict of arrays
             if "weight" in params:

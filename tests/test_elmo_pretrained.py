@@ -103,3 +103,57 @@ def test_adapt_epochs_needs_a_pretrained_biLM(corpus):
         ElmoVectorizer(BiLM(**SMALL_BILM), adapt_epochs=1, cache_dir=None).fit(X)
     with pytest.raises(ValueError, match="neither a registered pretrained model"):
         ElmoVectorizer("no-such-model", cache_dir=None).fit(X)
+
+
+def test_a_pickle_names_the_shipped_model_instead_of_holding_its_weights(corpus, general,
+                                                                         monkeypatch, tmp_path):
+    import pickle
+
+    import elmofeat
+
+    X, y = corpus
+    monkeypatch.setitem(hub.REGISTRY, "tiny-general", hub.ModelSource(
+        "tiny-general", hub.file_sha256(general / "bilm.pt"), folder=str(general)))
+    vec = ElmoVectorizer("tiny-general", cache_dir=None, random_state=0).fit(X)
+    by_path = ElmoVectorizer(general, cache_dir=None, random_state=0).fit(X)
+    small, full = pickle.dumps(vec), pickle.dumps(by_path)
+    assert len(small) < len(full) / 3  # the path's biLM is held, the name's is named
+    restored = pickle.loads(small)
+    assert restored.bilm_ is vec.bilm_  # the process's shared copy
+    np.testing.assert_array_equal(restored.transform(X[:5]), vec.transform(X[:5]))
+    # The same through elmofeat.dump / load (no pickle).
+    path = elmofeat.dump(vec, tmp_path / "vec.skops")
+    np.testing.assert_array_equal(elmofeat.load(path).transform(X[:5]), vec.transform(X[:5]))
+    # Another elmofeat shipping other weights under the name refuses it clearly.
+    monkeypatch.setitem(hub.REGISTRY, "tiny-general", hub.ModelSource(
+        "tiny-general", "0" * 64, folder=str(general)))
+    with pytest.raises(ValueError, match="has other weights"):
+        pickle.loads(small)
+    del hub.REGISTRY["tiny-general"]
+    with pytest.raises(ValueError, match="does not have it"):
+        pickle.loads(small)
+    # An adapted copy is not the shipped model: its weights are held.
+    monkeypatch.setitem(hub.REGISTRY, "tiny-general", hub.ModelSource(
+        "tiny-general", hub.file_sha256(general / "bilm.pt"), folder=str(general)))
+    adapted = ElmoVectorizer("tiny-general", adapt_epochs=1, cache_dir=None, random_state=0).fit(X)
+    assert len(pickle.dumps(adapted)) > len(small) * 3
+
+
+def test_the_default_is_the_shipped_general_model(corpus, monkeypatch):
+    X, y = corpus
+    source = hub.REGISTRY["en-small"]
+    folder = hub.PACKAGE_MODELS / source.folder
+    assert hub.file_sha256(folder / "bilm.pt") == source.sha256
+    assert (folder / "bilm.pt").stat().st_size < 60 * 2**20
+    card = (folder / "README.md").read_text()
+    assert source.sha256 in card and "held-out perplexity" in card
+    fits = []
+    monkeypatch.setattr(BiLM, "_fit", lambda self, X: fits.append(1))
+    vec = ElmoVectorizer(random_state=0).fit(X[:40])
+    assert not fits  # nothing pretrained
+    assert vec.bilm_ is _bilm_cache.shared_pretrained("en-small")
+    features = vec.transform(["A smartphone with a great battery.", ""])
+    assert features.shape == (2, vec.bilm_.output_dim_) and np.isfinite(features).all()
+    assert not features[1].any()  # an empty document is a zero vector
+    # Words the 19th-century corpus lacks are read through their GloVe vectors.
+    assert "smartphone" in vec.bilm_.vocabulary_.tokens[vec.bilm_.n_output_words_:]

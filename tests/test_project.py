@@ -96,6 +96,8 @@ def test_a_built_wheel_installs_and_runs_outside_the_repository(tmp_path):
         " min_count=1, random_state=0), cache_dir=None)\n"
         "features = vec.fit_transform(texts)\n"
         "assert features.shape == (30, 16) and np.isfinite(features).all()\n"
+        "general = elmofeat.ElmoVectorizer().fit_transform(texts)  # the shipped en-small\n"
+        "assert general.shape[0] == 30 and np.isfinite(general).all()\n"
         "print(elmofeat.__file__)\n"
     )
     # Run from an empty folder with the installed copy first on the path: the editable
