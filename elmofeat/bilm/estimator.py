@@ -427,20 +427,42 @@ class BiLM(EmbeddingMixin, PersistenceMixin, TextEstimatorMixin, BaseEstimator):
     # -------------------------------------------------------------------------- fit
     @fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
-        """Pretrain the biLM on the documents ``X``.
+        """Pretrain the biLM on the documents ``X`` (or, with ``warm_start=True`` and a
+        fitted biLM, continue its pretraining on them).
 
         Parameters
         ----------
-        X : iterable of str
+        X : iterable of str, TextFiles or path
+            A list, tuple, array or Series of documents is held in memory. A corpus of
+            any size is streamed: :class:`~elmofeat.bilm.corpus.TextFiles` (files,
+            folders or globs, one document a line), a ``pathlib.Path``, or any iterable
+            without a length (a generator). A streamed corpus is read once, tokenized
+            into shards of token ids on disk (in ``checkpoint_dir``, where a resumed run
+            reuses them, or a temporary folder removed afterwards), and each epoch reads
+            the shards in a seeded random order through a shuffle buffer of eight
+            shards of about a million tokens; at most 500,000 tokens are held out for
+            validation. Memory does not grow with the corpus's length.
         y : None
             Ignored.
 
         Returns
         -------
         self : BiLM
+
+        Examples
+        --------
+        >>> import pathlib, tempfile
+        >>> from elmofeat import BiLM
+        >>> from elmofeat.bilm.corpus import TextFiles
+        >>> folder = pathlib.Path(tempfile.mkdtemp())
+        >>> _ = (folder / "books.txt").write_text("the cat sat on the mat .\\n" * 50)
+        >>> bilm = BiLM(embedding_dim=8, hidden_dim=8, max_epochs=1, random_state=0)
+        >>> bilm.fit(TextFiles(folder)).history_[0]["training_tokens"]
+        336
         """
         self._check_params_together()
-        if self.pretrained_words is not None and self.pretrained_vectors is None:
+        if (self.pretrained_words is not None and self.pretrained_vectors is None
+                and not training_data.warm_start(self)):
             # Checked here, not with the other parameters: a loaded model keeps its
             # pretrained_words without the vectors it was trained from.
             raise ValueError("pretrained_words needs pretrained_vectors: the words it adds "

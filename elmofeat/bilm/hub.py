@@ -187,3 +187,12 @@ def resolve(name_or_path, cache_dir=None) -> Path:
     known = ", ".join(sorted(REGISTRY)) or "none"
     raise ValueError(f"{name_or_path!r} is neither a registered pretrained model "
                      f"(registered: {known}) nor an existing file or folder")
+
+
+# The models shipped with elmofeat. en-small: see elmofeat/models/en-small/README.md
+# (made by `elmofeat pretrain --recipe en-small`).
+register("en-small", folder="en-small",
+         sha256="7546d7e0b2e151c097d354213211b075648e7997663e9c570e0d6c8fbf2a95e5",
+         description="general English biLM: GloVe-read word layer, 2 x 128-wide LSTM "
+                     "layers per direction, 23.4M words of public-domain books, Brown "
+                     "and speeches")

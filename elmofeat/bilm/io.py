@@ -251,10 +251,14 @@ class PersistenceMixin:
         save_bilm(self, path)
 
     @classmethod
-    def load(cls, path, device: str = "cpu"):
-        """Load a file written by :meth:`save` (with ``torch.load(weights_only=True)``)."""
+    def load(cls, path, device: str = "cpu", *, check_versions: bool = True):
+        """Load a file written by :meth:`save` (with ``torch.load(weights_only=True)``).
+
+        ``check_versions``: warn (``ElmofeatVersionWarning``) when the file was saved
+        with other versions of elmofeat, torch, scikit-learn, NumPy or SciPy.
+        """
         saved = read_bilm_file(path, known_params=cls._get_param_names(),
-                               stamped=cls._stamped_packages)
+                               stamped=cls._stamped_packages if check_versions else ())
         bilm = cls(**{**saved.params, "device": device})
         try:
             bilm._validate_params()
@@ -301,11 +305,15 @@ class PersistenceMixin:
         >>> from elmofeat import BiLM
         >>> bilm = BiLM.from_pretrained("en-small")
         >>> bilm.embed(["A general English model."])[0].shape
-        (5, 3, 512)
+        (5, 3, 256)
         """
         from . import hub
 
-        return cls.load(hub.resolve(name_or_path, cache_dir), device=device)
+        # A registered model's bytes are checked against its SHA-256: the versions it
+        # was saved with say nothing more, and would warn every user of another NumPy.
+        registered = isinstance(name_or_path, str) and name_or_path in hub.REGISTRY
+        return cls.load(hub.resolve(name_or_path, cache_dir), device=device,
+                        check_versions=not registered)
 
     def save_pretrained(self, folder, *, card: str | None = None, dtype: str = "float16"):
         """Save as a pretrained-model folder: ``bilm.pt`` (weights stored in ``dtype``),

@@ -163,6 +163,9 @@ def test_pretrained_words_are_read_but_not_predicted(corpus, tmp_path):
     assert np.isfinite(loaded.perplexity(["outsider common1 stranger"]))
     with pytest.raises(ValueError, match="pretrained_words needs pretrained_vectors"):
         BiLM(**TINY, pretrained_words=4).fit(corpus)
+    # A loaded model (its vectors are not saved) adapts: it reads those words already.
+    loaded.set_params(warm_start=True, max_epochs=1).fit(corpus[:40])
+    assert loaded.vocabulary_.tokens[:len(tokens)] == tokens
 
 
 # ------------------------------------------------------------------- warm start
@@ -208,3 +211,20 @@ def test_warm_start_on_an_unfitted_biLM_is_an_ordinary_fit(corpus):
     for x, y in zip(a.language_model_.state_dict().values(),
                     b.language_model_.state_dict().values()):
         assert torch.equal(x, y)
+
+
+def test_a_registered_model_loads_without_version_warnings(fitted, tmp_path, registry,
+                                                           monkeypatch):
+    import warnings
+
+    from elmofeat.bilm import io
+
+    weights = fitted.save_pretrained(tmp_path / "tiny")
+    hub.register("tiny", sha256=hub.file_sha256(weights), folder=str(tmp_path / "tiny"))
+    # Pretend every package has moved on since the file was saved.
+    monkeypatch.setattr(io, "version_stamps", lambda packages: {p: "99" for p in packages})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        BiLM.from_pretrained("tiny")  # its bytes are checked against the registry
+    with pytest.warns(Warning, match="saved with other versions"):
+        BiLM.from_pretrained(weights)  # a file by path still says so
