@@ -25,7 +25,8 @@ from _common import markdown_table, run_in_fresh_processes, write_results
 CHILD = r"""
 import itertools, json, re, resource, sys, time
 from elmofeat import BiLM
-from elmofeat.bilm import recipes, shards
+from elmofeat.bilm import shards
+from elmofeat.models import recipes
 from elmofeat.datasets import get_data_home
 
 size, data_home, seconds = int(float(sys.argv[1])), (sys.argv[2] or None), float(sys.argv[3])

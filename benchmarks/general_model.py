@@ -134,6 +134,7 @@ def run_probe(args, home: Path) -> None:
                                   if k in ("token_layer", "embedding_dim", "hidden_dim",
                                            "pretrained_words")}),
             "words": args.words,
+            "tokens_seen": sum(h.get("training_tokens", 0) for h in bilm.history_),
             "fit_minutes": round(sum(h["seconds"] for h in bilm.history_) / 60, 1),
             "heldout_perplexity": bilm.perplexity(heldout),
             "accuracy": probe(bilm, splits),
@@ -173,7 +174,8 @@ def run_train(args, home: Path) -> None:
     at fractions of its steps; save the model folder and each snapshot as a model."""
     import copy
 
-    from elmofeat.bilm import estimator, recipes
+    from elmofeat.bilm import estimator
+    from elmofeat.models import recipes
 
     recipe = recipes.RECIPES[args.recipe]
     snapshots = Snapshots([f for f in args.fractions if f < 1])
@@ -226,7 +228,7 @@ def run_card(args, home: Path) -> None:
     """Held-out perplexity of a model folder, then its model card (README.md) from the
     results files: the candidates' table, the first-split probe and the suite."""
     from elmofeat._files import atomic_path
-    from elmofeat.bilm import recipes
+    from elmofeat.models import recipes
 
     folder = Path(args.models[0])
     config = json.loads((folder / "config.json").read_text())
@@ -324,10 +326,11 @@ def accuracy_of(bilm, split) -> float:
 
 
 def write(rows: dict, tokens: int) -> None:
-    table = [["row", "words", "fit min", "held-out ppl", *TASKS]]
+    table = [["row", "words", "tokens seen", "fit min", "held-out ppl", *TASKS]]
     for name, row in rows.items():
         ppl = row.get("heldout_perplexity")
         table.append([name, f"{row['words']:,}" if row.get("words") else "",
+                      f"{row['tokens_seen']:,}" if row.get("tokens_seen") else "",
                       row.get("fit_minutes", ""), "" if ppl is None else f"{ppl:.1f}",
                       *(f"{row['accuracy'][t]:.4f}" for t in TASKS)])
     markdown = (

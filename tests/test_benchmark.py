@@ -7,13 +7,15 @@ import pytest
 
 from elmofeat.cli import main
 from elmofeat.benchmark import BenchmarkSettings, run_benchmark, write_report
+from elmofeat.benchmark.catalog import DEFAULT_METHODS, METHOD_NAMES
 from elmofeat.benchmark.methods import HYBRID_WEIGHTS
 from elmofeat.benchmark.report import render_markdown, summarize
 
-# Two tasks of the suite, small enough for CI; every method (SVD's 300 components need
-# a vocabulary of 300 words, which these slices have).
-TINY = dict(datasets=("ag_news", "cr"), folds=2, ag_news_documents=400, cr_documents=600,
-            bilm_dim=16, bilm_epochs=1, mix_epochs=1, mix_cv=2)
+# Two tasks of the suite, small enough for CI; every method, those the default leaves
+# out included (SVD's 300 components need a vocabulary of 300 words, which these
+# slices have).
+TINY = dict(datasets=("ag_news", "cr"), methods=METHOD_NAMES, folds=2, ag_news_documents=400,
+            cr_documents=600, bilm_dim=16, bilm_epochs=1, mix_epochs=1, mix_cv=2)
 
 
 @pytest.fixture(scope="module")
@@ -31,9 +33,13 @@ def test_every_split_scores_every_method(results):
         n_classes = len(dataset["class_names"])
         for split in dataset["splits"]:
             assert list(split["methods"]) == list(results["settings"]["methods"])
-            assert set(split["bilms"]) == {"default", "glove"}
+            assert set(split["bilms"]) == {"default", "glove", "general", "adapted"}
+            for which in ("default", "glove"):  # pretrained on the split, as told
+                assert split["bilms"][which]["epochs"] == 1
+            # the shipped model is loaded as it is; its adaptation adds one epoch
+            assert split["bilms"]["adapted"]["epochs"] == split["bilms"]["general"]["epochs"] + 1
             for bilm in split["bilms"].values():
-                assert bilm["epochs"] == 1 and bilm["history"]
+                assert bilm["history"]
             assert split["bilms"]["glove"]["pretrained_coverage"]["found"] > 100
             for row in split["methods"].values():
                 matrix = np.asarray(row["confusion_matrix"])
@@ -47,6 +53,14 @@ def test_every_split_scores_every_method(results):
                 assert len(weights) == 3 and sum(weights) == pytest.approx(1, abs=1e-5)
             chosen = split["methods"]["hybrid-search"]["best_params"]
             assert chosen["featureunion__transformer_weights"]["elmo"] in HYBRID_WEIGHTS
+
+
+def test_the_default_run_leaves_out_the_ablations_and_the_glove_started_elmo_rows():
+    assert BenchmarkSettings().methods == DEFAULT_METHODS
+    assert "general-frozen" in DEFAULT_METHODS and "elmo-frozen" in DEFAULT_METHODS
+    left_out = set(METHOD_NAMES) - set(DEFAULT_METHODS)
+    assert left_out and all(m.startswith("elmo-glove") or m.endswith("-unscaled") for m in left_out)
+    assert BenchmarkSettings().bilms() == ("default", "general", "adapted")
 
 
 def test_the_same_seed_gives_the_same_table(results, data_home):

@@ -246,7 +246,7 @@ def test_pretrain_streams_folders_globs_and_several_files(tmp_path, capsys):
 
 
 def test_pretrain_a_recipe_from_a_data_home_into_a_model_folder(tmp_path, monkeypatch, capsys):
-    from elmofeat.bilm import recipes
+    from elmofeat.models import recipes
 
     home = tmp_path / "home"
     (home / "corpus").mkdir(parents=True)

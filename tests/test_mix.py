@@ -144,3 +144,28 @@ def test_alignment_documents_add_unlabelled_ones_only_when_the_labelled_are_too_
     assert alignment_documents(docs, unlabelled, 2, seed=0) is docs
     assert alignment_documents(docs, unlabelled[:0], 6, seed=0) is docs
     assert len(alignment_documents(docs, unlabelled[:10], 6, seed=0)) == 50
+
+
+@pytest.mark.parametrize("native", [False, True])
+def test_the_mlp_mix_trains_in_bfloat16_only_where_the_cpu_has_it(monkeypatch, native):
+    # Emulated bfloat16 is several times slower than float32 (AVX2-only CPUs), so the
+    # MLP mix's per-token autocast follows the CPU's native support.
+    from elmofeat import _mix_training
+
+    monkeypatch.setattr(_mix_training, "bf16_supported", lambda device: native)
+    seen = []
+    real_autocast = torch.autocast
+
+    def recording_autocast(*args, **kwargs):
+        seen.append(kwargs.get("enabled", True))
+        return real_autocast(*args, **kwargs)
+
+    monkeypatch.setattr(_mix_training.torch, "autocast", recording_autocast)
+    rng = np.random.default_rng(0)
+    layers = rng.normal(size=(40, 3, 8)).astype(np.float32)
+    offsets = np.arange(0, 41, 4)
+    config = _mix_training.HeadConfig(epochs=1, learning_rate=0.01, batch_size=5, seed=0)
+    mix = _mix_training.fit_supervised_mix("mlp", layers, offsets, np.arange(10),
+                                           np.array([0, 1] * 5), True, "mean", 6, config)
+    assert seen and set(seen) == {native}
+    assert np.isfinite(mix.pool(layers, offsets, "mean")).all()

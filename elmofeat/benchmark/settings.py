@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, replace
 
-from .catalog import DATASETS, METHOD_NAMES
+from .catalog import DATASETS, DEFAULT_METHODS
 from .methods import METHODS, resolve_methods
 # Stratified k-fold cross-validation of the datasets without a standard split.
 STANDARD_FOLDS = {"ag_news": 5, "cr": 10, "mpqa": 10}
@@ -29,7 +29,7 @@ class BenchmarkSettings:
     """
 
     datasets: tuple = DATASETS
-    methods: tuple = METHOD_NAMES
+    methods: tuple = DEFAULT_METHODS
     seed: int = 0
     quick: bool = False
     # Folds of every cross-validated dataset (None: AG News 5, CR and MPQA 10).

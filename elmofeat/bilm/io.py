@@ -84,9 +84,20 @@ def save_bilm(bilm, path, dtype: str | None = None) -> None:
 
 
 def save_pretrained_folder(bilm, folder, card: str | None = None, dtype: str = "float16") -> Path:
-    """Save a fitted biLM as a pretrained-model folder; return the weights file."""
+    """Save a fitted biLM as a pretrained-model folder; return the weights file.
+
+    A model folder is made for others to load: how and where this process ran the biLM
+    (its run settings ``verbose``, ``n_threads``, ``checkpoint_every``, and ``device``)
+    is saved at the defaults, so a user's GPU is used and no progress bar appears unasked.
+    """
+    import copy
+
     from . import hub
 
+    bilm = copy.copy(bilm)  # the caller's biLM keeps its settings
+    defaults = type(bilm)().get_params()
+    resettable = (*bilm._run_settings, *bilm._placement_params)
+    bilm.set_params(**{k: defaults[k] for k in resettable if k in defaults})
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     weights = folder / hub.WEIGHTS_NAME
@@ -111,7 +122,6 @@ def save_pretrained_folder(bilm, folder, card: str | None = None, dtype: str = "
         with atomic_path(folder / hub.CARD_NAME) as path:
             path.write_text(card)
     return weights
-
 
 
 def payload_checksum(payload: dict) -> str:
@@ -312,12 +322,17 @@ class PersistenceMixin:
         # A registered model's bytes are checked against its SHA-256: the versions it
         # was saved with say nothing more, and would warn every user of another NumPy.
         registered = isinstance(name_or_path, str) and name_or_path in hub.REGISTRY
-        return cls.load(hub.resolve(name_or_path, cache_dir), device=device,
+        bilm = cls.load(hub.resolve(name_or_path, cache_dir), device=device,
                         check_versions=not registered)
+        # A model made elsewhere runs here as this user's defaults say (no progress bars
+        # or thread count of its author's), whatever the file holds.
+        defaults = cls().get_params()
+        return bilm.set_params(**{k: defaults[k] for k in cls._run_settings if k in defaults})
 
     def save_pretrained(self, folder, *, card: str | None = None, dtype: str = "float16"):
         """Save as a pretrained-model folder: ``bilm.pt`` (weights stored in ``dtype``),
-        ``config.json`` and, given ``card`` (Markdown), ``README.md``.
+        ``config.json`` and, given ``card`` (Markdown), ``README.md``. Run settings
+        (``verbose``, ``n_threads``, ``checkpoint_every``) are saved at their defaults.
 
         :meth:`from_pretrained` loads the folder. Returns the weights file's path.
         """

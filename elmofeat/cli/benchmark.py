@@ -8,7 +8,7 @@ from pathlib import Path
 
 
 def add_arguments(parser) -> None:
-    from ..benchmark.catalog import ALIASES, DATASETS, METHOD_NAMES as METHODS
+    from ..benchmark.catalog import ALIASES, DATASETS, DEFAULT_METHODS, METHOD_NAMES as METHODS
 
     parser.add_argument("-o", "--output", default="elmofeat-report",
                         help="report folder (default: ./elmofeat-report)")
@@ -20,7 +20,8 @@ def add_arguments(parser) -> None:
     parser.add_argument("--datasets", nargs="+", choices=DATASETS, metavar="NAME",
                         help=f"datasets to run (default: all of {', '.join(DATASETS)})")
     parser.add_argument("--methods", nargs="+", metavar="NAME", choices=[*METHODS, *ALIASES],
-                        help=f"methods to run (default: all of {', '.join(METHODS)}; "
+                        help=f"methods to run (default: {', '.join(DEFAULT_METHODS)}; the "
+                        f"others: {', '.join(m for m in METHODS if m not in DEFAULT_METHODS)}; "
                         f"{', '.join(ALIASES)} select groups)")
     parser.add_argument("--bilm-epochs", type=int, help="most biLM pretraining epochs "
                         "(default: BiLM's default; quick: 2)")

@@ -7,7 +7,7 @@ import sys
 import time
 from pathlib import Path
 
-from ..bilm.recipes import RECIPES
+from ..models.recipes import RECIPES
 from ._inputs import positive_int, read_texts, threads
 
 

@@ -59,6 +59,24 @@ def test_save_pretrained_writes_a_folder_that_loads_by_path(fitted, tmp_path):
         np.testing.assert_allclose(a, b, atol=2e-2 * np.abs(a).max())
 
 
+def test_a_model_folder_keeps_no_run_settings_of_its_author(fitted, tmp_path):
+    import copy
+
+    noisy = copy.deepcopy(fitted).set_params(verbose=True, n_threads=1, checkpoint_every=5,
+                                             device="cpu")
+    noisy.save_pretrained(tmp_path / "m")
+    loaded = BiLM.from_pretrained(tmp_path / "m")
+    assert (loaded.verbose, loaded.n_threads, loaded.checkpoint_every) == (False, None, None)
+    assert loaded.device == BiLM().device
+    # and a file that holds them anyway (en-small's own says verbose=True) loads without
+    noisy.save(tmp_path / "noisy.pt")
+    loaded = BiLM.from_pretrained(tmp_path / "noisy.pt")
+    assert (loaded.verbose, loaded.n_threads, loaded.checkpoint_every) == (False, None, None)
+    assert BiLM.from_pretrained("en-small").verbose is False
+    assert noisy.verbose is True  # the saved biLM itself is unchanged
+    assert loaded.embedding_dim == fitted.embedding_dim
+
+
 def test_float32_and_bfloat16_storage(fitted, tmp_path):
     fitted.save_pretrained(tmp_path / "f32", dtype="float32")
     loaded = BiLM.from_pretrained(tmp_path / "f32")

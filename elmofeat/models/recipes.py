@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from .corpus import TextFiles
+if TYPE_CHECKING:  # the biLM package loads torch; the CLI's --help must not
+    from ..bilm.corpus import TextFiles
 
 
 @dataclass(frozen=True)
@@ -27,6 +29,7 @@ class Recipe:
 
     def corpus(self, data_home=None) -> TextFiles:
         """The training files, found under the data home (``$ELMOFEAT_DATA``)."""
+        from ..bilm.corpus import TextFiles
         from ..datasets import get_data_home
 
         home = Path(get_data_home(data_home))
