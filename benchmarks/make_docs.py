@@ -8,6 +8,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import numpy as np
+
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
 # Options the published tables were produced with (default: none).
@@ -178,6 +180,9 @@ def main():
     (ROOT / "docs" / "benchmarks.md").write_text("\n".join(parts))
     print((ROOT / "docs" / "benchmarks.md").read_text())
     update_readme()
+    block = general_block()
+    update_block(ROOT / "README.md", "general", block)
+    update_block(ROOT / "docs" / "choosing_features.md", "general", block, in_docs=True)
 
 
 def update_readme():
@@ -209,6 +214,58 @@ def update_readme():
              + "\n".join(tasks) + "\n\n" + "\n".join(table) + "\n\n" + note
              + (f" {targets}" if targets else "") + "\n<!-- headline:end -->")
     readme.write_text(head + block + tail)
+
+
+GENERAL_ROWS = ("general-frozen", "general-trainable", "general-mlp", "general-adapted",
+                "general-hybrid", "general-hybrid-search", "elmo-frozen", "elmo-mlp")
+
+
+def general_block() -> str:
+    """The shipped general model's rows against TF-IDF, split by split, from the suite's
+    results (docs/report/results.json): mean accuracy and the paired difference."""
+    import json
+
+    from elmofeat.benchmark.methods import METHODS
+    from elmofeat.benchmark.paired import best_tfidf, describe, paired_differences
+
+    path = REPORT / "results.json"
+    if not path.is_file():
+        return "_The suite has not run yet._"
+    results = json.loads(path.read_text())
+    gaps = paired_differences(results)
+    keys = [k for k in results["datasets"] if k in gaps]
+    rows = [m for m in GENERAL_ROWS if all(m in gaps[k] for k in keys)]
+    if not rows:
+        return "_The suite's results have no rows of the general model yet._"
+    header = ["row", *(results["datasets"][k]["title"] for k in keys)]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+
+    def mean(key, method):
+        return np.mean([s["methods"][method]["accuracy"] for s in results["datasets"][key]["splits"]])
+
+    lines.append("| better TF-IDF row | " + " | ".join(
+        f"{mean(k, best_tfidf(results['datasets'][k])):.4f}" for k in keys) + " |")
+    for method in rows:
+        lines.append(f"| {METHODS[method].label} | " + " | ".join(
+            f"{mean(k, method):.4f} ({describe(gaps[k][method])})" for k in keys) + " |")
+    return ("From `" + REPORT_COMMAND + "` ([report](docs/report/report.md)): mean accuracy, "
+            "and in brackets the paired difference from the better TF-IDF row on the same "
+            "splits (mean ± std in points, and on how many splits the row is above). The "
+            "\"ELMo\" rows pretrain a biLM on each split's own training texts.\n\n"
+            + "\n".join(lines))
+
+
+def update_block(path: Path, name: str, text: str, in_docs: bool = False) -> None:
+    """Replace what stands between ``<!-- name:start -->`` and ``<!-- name:end -->``
+    (links written from the repository root; ``in_docs``: the page is in docs/)."""
+    content = path.read_text()
+    start, end = f"<!-- {name}:start -->", f"<!-- {name}:end -->"
+    if start not in content:
+        return
+    head, rest = content.split(start)
+    _, tail = rest.split(end)
+    text = text.replace("](docs/", "](") if in_docs else text
+    path.write_text(f"{head}{start}\n{text}\n{end}{tail}")
 
 
 if __name__ == "__main__":

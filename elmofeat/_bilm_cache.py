@@ -311,7 +311,6 @@ def shared_pretrained(name_or_path, device="cpu", cache_dir=None):
     if key not in _PRETRAINED:
         while len(_PRETRAINED) >= _PRETRAINED_MAX:
             _PRETRAINED.popitem(last=False)
-        registered = isinstance(name_or_path, str) and name_or_path in hub.REGISTRY
-        _PRETRAINED[key] = BiLM.load(path, device=device, check_versions=not registered)
+        _PRETRAINED[key] = BiLM.from_pretrained(name_or_path, device=device, cache_dir=cache_dir)
     _PRETRAINED.move_to_end(key)
     return _PRETRAINED[key]

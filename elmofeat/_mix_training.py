@@ -172,9 +172,8 @@ def _fit(kind, layers, offsets, docs, y, classification, pooling, output_dim, co
             else:
                 # Flat token rows of the batch's documents (no padding), mixed, then
                 # pooled per document; bfloat16 for the per-token MLP where the CPU has
-                # it natively (weights and optimizer stay in float32). Emulated bf16 is
-                # 7x slower than float32 (an AVX2-only CPU: 0.32 s against 0.044 s for
-                # 8,000 tokens through 768 -> 256), which made the MLP mix host-bound.
+                # it natively (weights and optimizer stay in float32): emulated bf16 is
+                # several times slower than float32, and made the MLP mix host-bound.
                 tokens, batch_offsets = select_documents(layers, offsets, docs[batch])
                 with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
                     mixed = mix(torch.from_numpy(tokens))

@@ -152,6 +152,7 @@ def test_the_default_is_the_shipped_general_model(corpus, monkeypatch):
     vec = ElmoVectorizer(random_state=0).fit(X[:40])
     assert not fits  # nothing pretrained
     assert vec.bilm_ is _bilm_cache.shared_pretrained("en-small")
+    assert vec.bilm_.verbose is False  # no progress bars of the model's author
     features = vec.transform(["A smartphone with a great battery.", ""])
     assert features.shape == (2, vec.bilm_.output_dim_) and np.isfinite(features).all()
     assert not features[1].any()  # an empty document is a zero vector

@@ -10,6 +10,7 @@ import numpy as np
 from .._files import atomic_path
 from .data import KINDS
 from .methods import METHODS
+from .paired import paired_section
 from .targets import check_targets
 
 # Test accuracy of the reference experiment (AG News, 120k training sentences).
@@ -96,7 +97,9 @@ def _suite_tables(results: dict, summary: dict) -> list[str]:
                                             for k in keys]])
     bilm_rows = []
     for which, label in (("default", "biLM pretraining (defaults)"),
-                         ("glove", "biLM pretraining (GloVe start)")):
+                         ("glove", "biLM pretraining (GloVe start)"),
+                         ("general", "en-small loading"),
+                         ("adapted", "en-small adaptation")):
         if all(which in s.get("bilms", {}) for k in keys for s in results["datasets"][k]["splits"]):
             bilm_rows.append([label, *[
                 f"{np.mean([s['bilms'][which]['seconds'] for s in results['datasets'][k]['splits']]):.1f}"
@@ -137,16 +140,24 @@ def render_markdown(results: dict, summary: dict, figures: dict) -> str:
                 "compare. Run `elmofeat benchmark` without `--quick` for evidence.", ""]
     out.append(f"Command: `{results.get('command', 'elmofeat benchmark')}`  ")
     env = results["environment"]
-    out.append(f"Started {results['started']}; wall time {results['wall_seconds'] / 60:.1f} min "
-               f"(estimated {results['estimated_seconds'] / 60:.0f} min) on {env['cpus']} CPUs; "
+    added_runs = results.get("added_runs", [])
+    own_seconds = results["wall_seconds"] - sum(a["wall_seconds"] for a in added_runs)
+    out.append(f"Started {results['started']}; wall time {own_seconds / 60:.1f} min "
+               + (f"({results['wall_seconds'] / 60:.1f} min with the runs joined below) "
+                  if added_runs else f"(estimated {results['estimated_seconds'] / 60:.0f} min) ")
+               + f"on {env['cpus']} CPUs; "
                f"elmofeat {env['elmofeat']}, torch {env['torch']}, scikit-learn "
                f"{env['scikit-learn']}, gensim {env['gensim']}.")
-    for added in results.get("added_runs", []):
+    for added in added_runs:
         labels = ", ".join(METHODS[m].label for m in added["methods"])
         out.append(f"Joined from a run of other methods on the same splits "
                    f"(`{added.get('command') or 'elmofeat benchmark'}`, started "
                    f"{added['started']}, {added['wall_seconds'] / 60:.1f} min, elmofeat "
                    f"{added['environment']['elmofeat']}): {labels}.")
+    if added_runs:
+        minutes = default_run_seconds(results) / 60
+        out.append(f"The rows of a default run (`elmofeat benchmark` without `--methods`) and "
+                   f"their biLMs took {minutes:.1f} min in all, as measured in these runs.")
     out.append("")
     out.append(
         "Every estimator runs with its library defaults and feeds `LogisticRegression("
@@ -167,9 +178,23 @@ def render_markdown(results: dict, summary: dict, figures: dict) -> str:
         if "suite" in figures:
             out += ["", f"![Accuracy by method and task]({figures['suite']})"]
         out += _targets_section(results, summary)
+        out += paired_section(results)
     for key, dataset in results["datasets"].items():
         out += _dataset_section(key, dataset, summary[key], methods, figures)
     return "\n".join(out) + "\n"
+
+
+def default_run_seconds(results: dict) -> float:
+    """The measured seconds of the rows (and the biLMs they need) that a run with the
+    default methods has, summed over every split of the results."""
+    from .catalog import DEFAULT_METHODS
+    from .settings import BenchmarkSettings
+
+    bilms = BenchmarkSettings(methods=DEFAULT_METHODS).bilms()
+    return float(sum(
+        sum(row["seconds"] for method, row in split["methods"].items() if method in DEFAULT_METHODS)
+        + sum(row["seconds"] for which, row in split.get("bilms", {}).items() if which in bilms)
+        for dataset in results["datasets"].values() for split in dataset["splits"]))
 
 
 def _overrides(settings) -> str:
