@@ -219,8 +219,12 @@ def suite_table(path: Path) -> str:
             from elmofeat.benchmark.methods import METHODS
 
             rows.append([METHODS[method].label, *cells])
+    # The general rows may come from a run joined to the report later (--add-to).
+    started = next((run["started"] for run in results.get("added_runs", [])
+                    if "general-frozen" in run["methods"]), results["started"])
     return ("Mean accuracy over the suite's splits (`elmofeat benchmark`; AG News 5 folds, "
-            "R8 its standard split, CR and MPQA 10 folds), " + results["started"][:10] + ":\n\n"
+            "R8 its standard split, CR and MPQA 10 folds; the en-small rows of "
+            + started[:10] + "):\n\n"
             + markdown_table(header, rows) + "\n")
 
 

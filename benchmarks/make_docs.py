@@ -13,7 +13,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
 # Options the published tables were produced with (default: none).
-OPTIONS = {"few_labels": " --folds 2"}
+OPTIONS = {"few_labels": " --folds 2", "bilm_streaming": " --seconds 90",
+           "general_model": " {candidates,train,probe,adapt}"}
 
 SECTIONS = [
     ("general_model", "General model",
@@ -32,8 +33,8 @@ SECTIONS = [
      "about 45 and 20 minutes more)."),
     ("elmo_fit_time", "ElmoVectorizer fit time",
      "The default `ElmoVectorizer().fit_transform` on 10,000 sentences of about 20 words "
-     "(target: 20 s) and on 3,000 documents of about 300 words (target: 60 s), beside the "
-     "from-scratch biLM that pretrains on the same texts."),
+     "(target: 20 s) and on 3,000 documents of 300 words (target: 60 s); with `--scratch` "
+     "also the from-scratch biLM that pretrains on the same texts."),
     ("speed_skipgram", "SkipGramVectorizer overhead over gensim",
      "Target: at most 10% over plain gensim `Word2Vec` with the same parameters."),
     ("scaling_svd", "SVDVectorizer cost against corpus size",
@@ -226,7 +227,7 @@ def general_block() -> str:
     import json
 
     from elmofeat.benchmark.methods import METHODS
-    from elmofeat.benchmark.paired import best_tfidf, describe, paired_differences
+    from elmofeat.benchmark.paired import best_tfidf, paired_differences
 
     path = REPORT / "results.json"
     if not path.is_file():
@@ -240,6 +241,11 @@ def general_block() -> str:
     header = ["row", *(results["datasets"][k]["title"] for k in keys)]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
 
+    def short(gap):
+        if gap["splits"] == 1:
+            return f"{100 * gap['mean']:+.2f}"
+        return f"{100 * gap['mean']:+.2f} ± {100 * gap['std']:.2f}, {gap['above']}/{gap['splits']}"
+
     def mean(key, method):
         return np.mean([s["methods"][method]["accuracy"] for s in results["datasets"][key]["splits"]])
 
@@ -247,10 +253,11 @@ def general_block() -> str:
         f"{mean(k, best_tfidf(results['datasets'][k])):.4f}" for k in keys) + " |")
     for method in rows:
         lines.append(f"| {METHODS[method].label} | " + " | ".join(
-            f"{mean(k, method):.4f} ({describe(gaps[k][method])})" for k in keys) + " |")
+            f"{mean(k, method):.4f} ({short(gaps[k][method])})" for k in keys) + " |")
     return ("From `" + REPORT_COMMAND + "` ([report](docs/report/report.md)): mean accuracy, "
             "and in brackets the paired difference from the better TF-IDF row on the same "
-            "splits (mean ± std in points, and on how many splits the row is above). The "
+            "splits: mean ± std in points, and the splits on which the row is above it "
+            "(R8 has one split). The "
             "\"ELMo\" rows pretrain a biLM on each split's own training texts.\n\n"
             + "\n".join(lines))
 

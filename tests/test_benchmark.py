@@ -223,3 +223,38 @@ def test_rows_of_another_run_join_an_existing_report(data_home, tmp_path, capsys
                  "--add-to", str(out)]) == 1
     assert "other settings (folds differ)" in capsys.readouterr().err
     assert json.loads((out / "results.json").read_text()) == joined
+
+
+def _synthetic(accuracies: dict, seconds: float = 60.0) -> dict:
+    """Results of one task whose splits score ``accuracies[method][i]``."""
+    n = len(next(iter(accuracies.values())))
+    splits = [{"methods": {m: {"accuracy": a[i], "seconds": seconds} for m, a in accuracies.items()},
+               "bilms": {"general": {"seconds": 1.0}, "glove": {"seconds": 500.0}}}
+              for i in range(n)]
+    return {"settings": {"methods": tuple(accuracies)},
+            "datasets": {"cr": {"title": "CR", "splits": splits}}}
+
+
+def test_paired_differences_use_the_better_tfidf_row_split_by_split():
+    from elmofeat.benchmark.paired import paired_differences, paired_section
+
+    results = _synthetic({"tfidf": [0.70, 0.80, 0.90], "tfidf-c10": [0.71, 0.81, 0.88],
+                          "general-hybrid": [0.72, 0.80, 0.95]})
+    gap = paired_differences(results)["cr"]["general-hybrid"]
+    assert gap["against"] == "tfidf"  # mean 0.80 against 0.80 - 0.0033
+    assert gap["mean"] == pytest.approx(np.mean([0.02, 0.0, 0.05]))
+    assert gap["std"] == pytest.approx(np.std([0.02, 0.0, 0.05]))
+    assert (gap["above"], gap["splits"]) == (2, 3)  # a tie is not above
+    assert "tfidf" not in paired_differences(results)["cr"]
+    table = "\n".join(paired_section(results))
+    assert "+2.33 ± 2.05 (2/3)" in table
+
+
+def test_a_default_run_counts_only_the_default_rows_and_their_biLMs():
+    from elmofeat.benchmark.report import default_run_seconds
+
+    results = _synthetic({"tfidf": [0.7, 0.8], "general-frozen": [0.7, 0.8],
+                          "elmo-glove-frozen": [0.7, 0.8]})
+    # tfidf and general-frozen (60 s each) and the general biLM (1 s) on both splits;
+    # the GloVe-started rows and their biLM are not in a default run
+    assert default_run_seconds(results) == pytest.approx(2 * (60 + 60 + 1))

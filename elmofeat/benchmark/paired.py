@@ -44,14 +44,6 @@ def paired_differences(results: dict) -> dict:
     return out
 
 
-def describe(gap: dict) -> str:
-    """``+0.0123 ± 0.0050, above in 4 of 5 splits`` (one split: no spread)."""
-    if gap["splits"] == 1:
-        return f"{100 * gap['mean']:+.2f} points (1 split)"
-    return (f"{100 * gap['mean']:+.2f} ± {100 * gap['std']:.2f} points, above in "
-            f"{gap['above']} of {gap['splits']} splits")
-
-
 def paired_section(results: dict) -> list[str]:
     """The report's table of paired differences (Markdown lines)."""
     from .report import markdown_table
