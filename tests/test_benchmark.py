@@ -236,7 +236,8 @@ def _synthetic(accuracies: dict, seconds: float = 60.0) -> dict:
 
 
 def test_paired_differences_use_the_better_tfidf_row_split_by_split():
-    from elmofeat.benchmark.paired import paired_differences, paired_section
+    from elmofeat.benchmark.paired import paired_differences
+    from elmofeat.benchmark.report import paired_section
 
     results = _synthetic({"tfidf": [0.70, 0.80, 0.90], "tfidf-c10": [0.71, 0.81, 0.88],
                           "general-hybrid": [0.72, 0.80, 0.95]})

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from .methods import METHODS
 
 TFIDF_ROWS = ("tfidf", "tfidf-c10")
 
@@ -42,30 +41,3 @@ def paired_differences(results: dict) -> dict:
                                 "above": int((gaps > 0).sum()), "splits": len(gaps),
                                 "against": reference}
     return out
-
-
-def paired_section(results: dict) -> list[str]:
-    """The report's table of paired differences (Markdown lines)."""
-    from .report import markdown_table
-
-    gaps = paired_differences(results)
-    keys = [k for k in results["datasets"] if k in gaps]
-    if not keys:
-        return []
-    methods = [m for m in results["settings"]["methods"] if m not in TFIDF_ROWS]
-    rows = []
-    for method in methods:
-        cells = []
-        for key in keys:
-            gap = gaps[key].get(method)
-            cells.append("" if gap is None else (
-                f"{100 * gap['mean']:+.2f}" if gap["splits"] == 1 else
-                f"{100 * gap['mean']:+.2f} ± {100 * gap['std']:.2f} ({gap['above']}/{gap['splits']})"))
-        rows.append([METHODS[method].label, *cells])
-    against = ", ".join(f"{results['datasets'][k]['title']}: "
-                        f"{METHODS[best_tfidf(results['datasets'][k])].label}" for k in keys)
-    return ["", "### Against TF-IDF, split by split", "",
-            "Accuracy minus that of the better TF-IDF row on the same split, in points: mean "
-            "± std of the paired differences, and (in brackets) the splits on which the row is "
-            f"above TF-IDF ({against}). A mean inside its spread is not a win.", "",
-            markdown_table(["method", *(results["datasets"][k]["title"] for k in keys)], rows)]

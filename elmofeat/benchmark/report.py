@@ -10,7 +10,7 @@ import numpy as np
 from .._files import atomic_path
 from .data import KINDS
 from .methods import METHODS
-from .paired import paired_section
+from .paired import TFIDF_ROWS, best_tfidf, paired_differences
 from .targets import check_targets
 
 # Test accuracy of the reference experiment (AG News, 120k training sentences).
@@ -128,6 +128,31 @@ def _targets_section(results: dict, summary: dict) -> list[str]:
         for c in (c for c in checks if c.target == target):
             out.append(f"  - {c.task}: {'✅' if c.met else '❌'} {c.detail}")
     return out
+
+
+def paired_section(results: dict) -> list[str]:
+    """The report's table of paired differences (Markdown lines)."""
+    gaps = paired_differences(results)
+    keys = [k for k in results["datasets"] if k in gaps]
+    if not keys:
+        return []
+    methods = [m for m in results["settings"]["methods"] if m not in TFIDF_ROWS]
+    rows = []
+    for method in methods:
+        cells = []
+        for key in keys:
+            gap = gaps[key].get(method)
+            cells.append("" if gap is None else (
+                f"{100 * gap['mean']:+.2f}" if gap["splits"] == 1 else
+                f"{100 * gap['mean']:+.2f} ± {100 * gap['std']:.2f} ({gap['above']}/{gap['splits']})"))
+        rows.append([METHODS[method].label, *cells])
+    against = ", ".join(f"{results['datasets'][k]['title']}: "
+                        f"{METHODS[best_tfidf(results['datasets'][k])].label}" for k in keys)
+    return ["", "### Against TF-IDF, split by split", "",
+            "Accuracy minus that of the better TF-IDF row on the same split, in points: mean "
+            "± std of the paired differences, and (in brackets) the splits on which the row is "
+            f"above TF-IDF ({against}). A mean inside its spread is not a win.", "",
+            markdown_table(["method", *(results["datasets"][k]["title"] for k in keys)], rows)]
 
 
 def render_markdown(results: dict, summary: dict, figures: dict) -> str:
