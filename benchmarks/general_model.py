@@ -253,7 +253,7 @@ def run_card(args, home: Path) -> None:
                            *(f"{row['accuracy'][t]:.4f}" for t in TASKS)])
     card = f"""# {name}: a general English biLM for elmofeat
 
-{recipe.description}. Load it with `BiLM.from_pretrained("{name}")` or use it through
+{recipe.description[:1].upper() + recipe.description[1:]}. Load it with `BiLM.from_pretrained("{name}")` or use it through
 `ElmoVectorizer(bilm="{name}")`; `ElmoVectorizer(bilm="{name}", adapt_epochs=1)` adapts a
 copy to your texts first.
 
