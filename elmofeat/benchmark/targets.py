@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .methods import METHODS
+from .paired import TFIDF_ROWS
 
 DEFAULT_MIXES = ("elmo-trainable", "elmo-frozen", "elmo-mlp")
 GLOVE_MIXES = ("elmo-glove-trainable", "elmo-glove-frozen", "elmo-glove-mlp")
@@ -28,7 +29,7 @@ def _accuracy(stats, method):
 
 
 def _tfidf(stats):
-    values = [_accuracy(stats, m) for m in ("tfidf", "tfidf-c10") if m in stats]
+    values = [_accuracy(stats, m) for m in TFIDF_ROWS if m in stats]
     return max(values) if values else None
 
 
