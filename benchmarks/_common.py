@@ -1,4 +1,10 @@
-"""Helpers shared by the benchmark scripts: environment facts and result files."""
+"""Helpers shared by the benchmark scripts: environment facts and result files.
+
+Benchmarks measure what the ``elmofeat`` command runs: importing this module makes the
+command's two process-level opt-ins (``elmofeat.cli.entry_point``), a short OpenMP spin
+(where torch is not loaded yet) and malloc tuning. Scripts that compare a setting with
+and without them (``busy_machine.py``, ``malloc_policy.py``) set them in their children.
+"""
 
 from __future__ import annotations
 
@@ -9,8 +15,12 @@ import sys
 import time
 from pathlib import Path
 
+import elmofeat
 from elmofeat._versions import version_stamps
 from elmofeat.benchmark.report import markdown_table  # noqa: F401 (re-exported)
+
+elmofeat.limit_openmp_spinning()
+elmofeat.set_config(malloc_tuning=True)
 
 RESULTS = Path(__file__).resolve().parent / "results"
 PACKAGES = ("elmofeat", "numpy", "scipy", "scikit-learn", "gensim", "torch", "pandas")
@@ -47,10 +57,15 @@ def environment() -> dict:
     }
 
 
-def write_results(name: str, payload: dict, markdown: str) -> tuple[Path, Path]:
-    """Write ``results/<name>.json`` and ``results/<name>.md``; return both paths."""
+def write_results(name: str, payload: dict, markdown: str,
+                  environment: dict | None = None) -> tuple[Path, Path]:
+    """Write ``results/<name>.json`` and ``results/<name>.md``; return both paths.
+
+    ``environment``: the facts of the machine that measured, where the markdown is
+    written again from stored results (default: this machine, now)."""
     RESULTS.mkdir(exist_ok=True)
-    payload = {"benchmark": name, "environment": environment(), **payload}
+    payload = {"benchmark": name, "environment": environment or globals()["environment"](),
+               **payload}
     json_path, md_path = RESULTS / f"{name}.json", RESULTS / f"{name}.md"
     json_path.write_text(json.dumps(payload, indent=2) + "\n")
     command = f"python benchmarks/{name}.py"

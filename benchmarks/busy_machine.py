@@ -3,9 +3,10 @@
 A laptop or a shared server is always a little busy. torch's CPU kernels wait at a
 barrier for their slowest thread, so a thread that shares its core with another
 process stalls the others: on 2 cores with one busy neighbour, 2 threads can run
-many times slower than 1. elmofeat keeps a thread that
-waits from taking the time its neighbour needs (``import elmofeat`` sets libgomp's
-``GOMP_SPINCOUNT`` to 1,000 spins instead of 300,000, ``elmofeat/_openmp.py``), and its
+many times slower than 1. A shorter idle spin keeps a thread that waits from taking the
+time its neighbour needs (the opt-in ``elmofeat.limit_openmp_spinning()``, which the
+``elmofeat`` command makes, sets libgomp's ``GOMP_SPINCOUNT`` to 1,000 spins instead of
+300,000; a program that does not opt in runs with libgomp's), and elmofeat's
 adaptive thread count follows the cores that other processes leave free
 (``elmofeat/_threads.py``).
 
@@ -14,10 +15,12 @@ random_state=0).fit`` on the first --documents AG News texts (1 epoch), then
 ``ElmoVectorizer(bilm).transform`` of the same texts, with ``n_threads`` None (the
 default: fixed while training, adaptive in transform), ``"auto"`` (adaptive in both),
 1 and 2, beside 0 or 1 competing processes (each a Python busy loop, one core's worth);
-the default and 2 threads also with libgomp's own spin count, as before elmofeat set it.
+the default and 2 threads also with libgomp's own spin count (what a program gets
+without the opt-in).
 Target: with one competing process, at least half the idle-machine throughput.
 
-Writes benchmarks/results/busy_machine.{json,md}.
+Writes benchmarks/results/busy_machine.{json,md}; ``--from-results`` writes the
+markdown again from the JSON, without measuring.
 Run: python benchmarks/busy_machine.py [--documents 7600] [--idle-documents 3000]
      [--idle-pairs 3] [--data-home DIR]
 """
@@ -32,7 +35,7 @@ import subprocess
 import sys
 import time
 
-from _common import markdown_table, write_results
+from _common import RESULTS, markdown_table, write_results
 
 from elmofeat._openmp import SPIN_COUNT
 
@@ -90,7 +93,15 @@ def main():
     parser.add_argument("--data-home", default=None)
     parser.add_argument("--idle-documents", type=int, default=3000)
     parser.add_argument("--idle-pairs", type=int, default=3)
+    parser.add_argument("--from-results", action="store_true",
+                        help="write the markdown again from results/busy_machine.json")
     args = parser.parse_args()
+    if args.from_results:
+        stored = json.loads((RESULTS / "busy_machine.json").read_text())
+        args.documents, args.idle_pairs = stored["documents"], len(stored["idle_pairs_256"])
+        args.idle_documents = stored.get("idle_documents", args.idle_documents)
+        return render(args, stored["runs"], [tuple(p) for p in stored["idle_pairs_256"]],
+                      stored["environment"])
     from elmofeat.datasets import get_data_home
 
     home = str(get_data_home(args.data_home))
@@ -98,6 +109,16 @@ def main():
     settings += [(threads, LIBGOMP_SPIN_COUNT) for threads in ("default", "2")]
     runs = [run(args.documents, home, threads, competitors, spin_count)
             for competitors in (0, 1) for threads, spin_count in settings]
+    # The shorter spin's price on an idle machine, with the default biLM size, in pairs
+    # run in turn so that drift of the machine's speed cancels.
+    pairs = [(run(args.idle_documents, home, "default", 0, str(SPIN_COUNT), size=256),
+              run(args.idle_documents, home, "default", 0, LIBGOMP_SPIN_COUNT, size=256))
+             for _ in range(args.idle_pairs)]
+    render(args, runs, pairs)
+
+
+def render(args, runs, pairs, environment=None):
+    """The results' table and verdicts, written with the runs."""
 
     def key(r):
         return r["threads"], r["spin_count"]
@@ -118,11 +139,6 @@ def main():
 
     shares = {"default": share("default"), "auto": share("auto"),
               "default, libgomp spin count": share("default", LIBGOMP_SPIN_COUNT)}
-    # The shorter spin's price on an idle machine, with the default biLM size, in pairs
-    # run in turn so that drift of the machine's speed cancels.
-    pairs = [(run(args.idle_documents, home, "default", 0, str(SPIN_COUNT), size=256),
-              run(args.idle_documents, home, "default", 0, LIBGOMP_SPIN_COUNT, size=256))
-             for _ in range(args.idle_pairs)]
     idle_cost = statistics.median(ours["tokens_per_second"] / libgomp["tokens_per_second"]
                                   for ours, libgomp in pairs)
 
@@ -133,8 +149,10 @@ def main():
         f"BiLM 64/64, 1 epoch on {args.documents:,} AG News texts, then `ElmoVectorizer."
         "transform` of the same texts; each run a fresh process, beside 0 or 1 busy-loop "
         "processes. Spin count: `GOMP_SPINCOUNT`, how long an idle OpenMP thread spins "
-        f"before it sleeps ({SPIN_COUNT:,} is what `import elmofeat` sets, "
-        f"{int(LIBGOMP_SPIN_COUNT):,} libgomp's own default). Ratios are to the same "
+        f"before it sleeps ({SPIN_COUNT:,} is what the opt-in `elmofeat.limit_openmp_spinning()` "
+        "and the `elmofeat` command set, "
+        f"{int(LIBGOMP_SPIN_COUNT):,} libgomp's own default, what a program that does not "
+        "opt in runs with). Ratios are to the same "
         "setting on the idle machine.\n\n"
         + markdown_table(["n_threads", "spin count", "competing processes",
                           "pretraining tokens/s", "of idle", "transform documents/s",
@@ -150,8 +168,9 @@ def main():
         f"elmofeat's spin count pretrained at {idle_cost:.3f} of libgomp's speed (median "
         f"of {args.idle_pairs} pairs run in turn).\n")
     write_results("busy_machine", {"documents": args.documents, "runs": runs,
-                                    "share_when_busy": shares,
-                                    "idle_pairs_256": pairs, "idle_speed_vs_libgomp": idle_cost}, markdown)
+                                    "share_when_busy": shares, "idle_documents": args.idle_documents,
+                                    "idle_pairs_256": pairs, "idle_speed_vs_libgomp": idle_cost},
+                  markdown, environment=environment)
 
 
 if __name__ == "__main__":

@@ -58,8 +58,9 @@ SECTIONS = [
     ("malloc_policy", "Large freed blocks kept in the heap",
      "glibc maps every freed block above its mmap threshold (at most 32 MiB by its own "
      "rule) afresh at the next allocation, and a training step allocates and frees "
-     "several larger ones; inside `BiLM.fit` and `ElmoVectorizer`'s fits "
-     "elmofeat keeps blocks of up to 128 MiB in the heap (see `elmofeat/_malloc.py`). "
+     "several larger ones; with `elmofeat.set_config(malloc_tuning=True)` (an opt-in, made "
+     "by the `elmofeat` command and by every benchmark) `BiLM.fit` and `ElmoVectorizer`'s "
+     "fits keep blocks of up to 128 MiB in the heap (see `elmofeat/_malloc.py`). "
      "With the policy and without it, in fresh processes taken in turn."),
     ("bilm_step_profile", "biLM training step against the matmul peak",
      "What share of the machine's measured matmul peak the bf16 training step reaches, part "

@@ -1,11 +1,12 @@
 """What keeping large freed blocks in the heap is worth (``elmofeat._malloc``).
 
-Inside ``BiLM.fit`` and ``ElmoVectorizer``'s fits, elmofeat raises glibc's
+With ``elmofeat.set_config(malloc_tuning=True)`` (an opt-in; the ``elmofeat`` command
+makes it), ``BiLM.fit`` and ``ElmoVectorizer``'s fits raise glibc's
 mmap threshold so that the large blocks a training step allocates and frees come back
 from the heap instead of being mapped and zeroed by the kernel at every step. This
 benchmark runs the default biLM's whole 1-epoch fit on the 7,600 AG News texts, then
-``embed_flat`` of 3,000 of them (outside the policy in both modes), in fresh processes, with the policy (as shipped) and
-without it (glibc's own dynamic threshold: the policy switched off in the child),
+``embed_flat`` of 3,000 of them (outside the policy in both modes), in fresh processes, with the policy (the opt-in made) and
+without it (glibc's own dynamic threshold, the default),
 alternately, --pairs times. Each child reports the fit's wall seconds, the CPU seconds
 the kernel spent for it (system time), the peak resident memory above its baseline, and a digest
 of the fitted weights and of the layers, which must be equal in both modes: only where
@@ -38,9 +39,8 @@ from elmofeat.datasets import get_data_home
 CHILD = r"""
 import hashlib, json, resource, sys, time
 mode, home = sys.argv[1], sys.argv[2]
-import elmofeat._malloc as policy
-if mode == "off":
-    policy._glibc = lambda: None  # glibc's own dynamic threshold
+import elmofeat
+elmofeat.set_config(malloc_tuning=mode == "on")  # off: glibc's own dynamic threshold
 from elmofeat import BiLM
 from elmofeat.datasets import load_ag_news
 
@@ -76,11 +76,13 @@ import contextlib, json, sys
 mode, home, seconds, benchmarks = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4]
 sys.path.insert(0, benchmarks)
 from bilm_pretrain_speed import reference_fit
+import elmofeat
 from elmofeat._malloc import reuse_large_blocks
 from elmofeat.datasets import load_ag_news
 
+elmofeat.set_config(malloc_tuning=mode == "on")
 texts = load_ag_news(home, subset="test").data[:7220]
-with reuse_large_blocks() if mode == "on" else contextlib.nullcontext():
+with reuse_large_blocks():
     _, _, stats = reference_fit(texts, seed=0, budget=seconds)
 print(json.dumps({"mode": mode, "targets_per_second": stats["targets"] / stats["training_seconds"]}))
 """

@@ -18,7 +18,7 @@ PUBLIC = [
     ("elmofeat", ["ElmoVectorizer", "BiLM", "SVDVectorizer", "SkipGramVectorizer",
                   "WordVectorsVectorizer",
                   "make_hybrid", "dump", "load", "set_config", "get_config", "config_context",
-                  "clear_caches"]),
+                  "clear_caches", "limit_openmp_spinning"]),
     ("elmofeat.mix", ["ScalarMix", "MLPMix"]),
     ("elmofeat.datasets", ["load_ag_news", "load_r8", "load_cr", "load_mpqa", "get_data_home", "clean_ag_news_text",
                            "fetch_file", "RemoteFile"]),

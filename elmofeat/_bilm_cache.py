@@ -28,10 +28,12 @@ import stat
 import time
 import warnings
 from collections import OrderedDict
+from numbers import Integral
 from pathlib import Path
 
 import numpy as np
 
+from ._malloc import release_free_memory
 from .exceptions import CacheWarning
 
 _MEMORY_BILMS = 4
@@ -113,10 +115,16 @@ class BiLMCache:
         """``bilm`` pretrained on ``documents``, from a cache when possible.
 
         Returns the fitted BiLM (a fresh clone of ``bilm``; ``bilm`` is not modified).
+        Only a seeded biLM (an int ``random_state``) is kept in ``folder``: with None (or
+        a RandomState) the pretraining is not reproducible, and a later session must not
+        get this session's model back; in this process it is shared all the same, so
+        that a search pretrains once.
         """
         from sklearn.base import clone
 
         key = bilm_key(bilm, documents)
+        if not isinstance(bilm.random_state, Integral) or isinstance(bilm.random_state, bool):
+            folder = None
         return self._cached(key, lambda: clone(bilm).fit(documents), len(documents), folder,
                             bilm.device)
 
@@ -272,20 +280,6 @@ class RepresentationCache:
         while self._bytes > self.max_bytes:
             _, old = self._entries.popitem(last=False)
             self._bytes -= old.nbytes
-
-
-def release_free_memory() -> None:
-    """Give freed heap memory back to the operating system where the C library allows.
-
-    Thousands of per-document arrays freed at once leave glibc's heap fragmented, and
-    the process's resident memory would not fall after clearing the cache.
-    """
-    try:
-        import ctypes
-
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):  # not glibc: nothing to do
-        pass
 
 
 BILMS = BiLMCache()

@@ -9,18 +9,26 @@ default 1-epoch fit on AG News spent 5.1 s of system time, with larger blocks ke
 the heap 0.9 s, and ran 1.22x as fast, with identical weights
 (``benchmarks/malloc_policy.py``, medians of paired fresh processes).
 
-Inside :func:`reuse_large_blocks` (``BiLM.fit`` and ``ElmoVectorizer``'s fits use
-it; ``embed`` and ``transform`` do not, as they gained nothing measurable and a call on
-one document would pay the trim at its end) blocks up to :data:`MMAP_THRESHOLD` come
-from the heap and up to :data:`TRIM_THRESHOLD` of free memory stays at its top. When the outermost block ends,
-the thresholds are set to the limits of glibc's dynamic rule (32 MiB and 64 MiB,
-where a process that has used torch usually is anyway) and ``malloc_trim`` gives the
-free heap back to the operating system, so that the process keeps no more memory than
-before. Nothing changes but where memory comes from: results are identical.
+This is an opt-in, off by default: glibc has no way to read its thresholds back nor to
+turn its dynamic rule on again once ``mallopt`` has set them, so a library that sets
+them cannot give the user's process back what it had, and it would overwrite a
+threshold the user set in code. ``elmofeat.set_config(malloc_tuning=True)`` (or
+``config_context``) turns it on; the ``elmofeat`` command, which owns its process, does.
+With it on, inside :func:`reuse_large_blocks` (``BiLM.fit`` and ``ElmoVectorizer``'s
+fits use it; ``embed`` and ``transform`` do not, as they gained nothing measurable and a
+call on one document would pay the trim at its end) blocks up to
+:data:`MMAP_THRESHOLD` come from the heap and up to :data:`TRIM_THRESHOLD` of free
+memory stays at its top. When the outermost block ends, the thresholds are set to the
+limits of glibc's dynamic rule (32 MiB and 64 MiB, where a process that has used torch
+usually is anyway) and ``malloc_trim`` gives the free heap back to the operating
+system. Clearing elmofeat's caches trims the heap too (:func:`release_free_memory`),
+again only with the opt-in. Nothing changes but where memory comes from: results are
+identical. ``mallopt`` takes glibc's main-arena lock; a user thread allocating while a
+fit sets it is safe (tested).
 
 Where the user tunes malloc (``MALLOC_MMAP_THRESHOLD_``, ``MALLOC_TRIM_THRESHOLD_``,
 ``MALLOC_TOP_PAD_`` or ``glibc.malloc`` tunables in ``GLIBC_TUNABLES``), or the C
-library is not glibc, nothing is changed.
+library is not glibc, nothing is changed even with the opt-in.
 """
 
 from __future__ import annotations
@@ -46,6 +54,8 @@ USER_SETTINGS = ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_", "MALLOC_TOP
 
 _lock = threading.Lock()
 _depth = 0
+#: The opt-in (``set_config(malloc_tuning=...)``).
+enabled = False
 
 
 def user_tunes_malloc(environ=None) -> bool:
@@ -78,13 +88,16 @@ def _set_thresholds(mmap_threshold: int, trim_threshold: int, libc) -> None:
 def reuse_large_blocks(libc=None, environ=None):
     """Keep freed blocks of up to :data:`MMAP_THRESHOLD` in the heap inside the block.
 
-    Nested and concurrent blocks share one setting: the first to enter sets it, the last
+    Does nothing unless the opt-in is on (``set_config(malloc_tuning=True)``). Nested
+    and concurrent blocks share one setting: the first to enter sets it, the last
     to leave restores glibc's dynamic limits and trims the heap. ``libc`` and
     ``environ`` are for tests (a fake C library, an environment of their own).
     """
     global _depth
-    libc = _glibc() if libc is None else libc
-    active = libc is not None and not user_tunes_malloc(environ)
+    active = enabled and not user_tunes_malloc(environ)
+    if active:
+        libc = _glibc() if libc is None else libc
+        active = libc is not None
     if active:
         with _lock:
             if _depth == 0:
@@ -99,3 +112,16 @@ def reuse_large_blocks(libc=None, environ=None):
                 if _depth == 0:
                     _set_thresholds(*DYNAMIC_LIMITS, libc)
                     libc.malloc_trim(0)
+
+
+def release_free_memory() -> None:
+    """Give freed heap memory back to the operating system (with the opt-in, on glibc).
+
+    Thousands of per-document arrays freed at once leave glibc's heap fragmented, and
+    the process's resident memory would not fall after clearing the cache.
+    """
+    if not enabled or user_tunes_malloc():
+        return
+    libc = _glibc()
+    if libc is not None:
+        libc.malloc_trim(0)

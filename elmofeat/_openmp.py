@@ -10,12 +10,14 @@ speed with libgomp's default spin count and at 0.45 with 1,000 spins on an Intel
 0.25 and 0.35 on an AMD one, and the shorter spin cost the default biLM 2 to 6% on an
 idle machine (``benchmarks/busy_machine.py``, one run on each host).
 
-libgomp reads ``GOMP_SPINCOUNT`` once, when torch is imported. ``import elmofeat``
-does not import torch, and sets ``GOMP_SPINCOUNT`` to :data:`SPIN_COUNT` unless the
-user has set ``GOMP_SPINCOUNT`` or ``OMP_WAIT_POLICY`` (their setting wins:
-``GOMP_SPINCOUNT=300000`` restores libgomp's default). It therefore takes effect in a
-process that imports elmofeat before torch, and in every process started from it
-(joblib's workers, the command line). Other OpenMP runtimes ignore the variable.
+libgomp reads ``GOMP_SPINCOUNT`` once, when torch is imported, and every process
+started afterwards inherits the environment. A library changes neither unasked:
+``import elmofeat`` sets nothing. :func:`limit_openmp_spinning` is the opt-in: called
+before torch is imported, it sets ``GOMP_SPINCOUNT`` to :data:`SPIN_COUNT` unless the
+user has set ``GOMP_SPINCOUNT`` or ``OMP_WAIT_POLICY`` (their setting wins). Exporting
+``GOMP_SPINCOUNT=1000`` in the shell does the same. The ``elmofeat`` command, which
+owns its process, opts in. Other OpenMP runtimes ignore the variable. Without it, the
+busy-machine figures are those of libgomp's spin count (``benchmarks/busy_machine.py``).
 """
 
 from __future__ import annotations
@@ -32,10 +34,29 @@ USER_SETTINGS = ("GOMP_SPINCOUNT", "OMP_WAIT_POLICY")
 
 
 def limit_openmp_spinning(environ: MutableMapping[str, str] | None = None) -> bool:
-    """Set ``GOMP_SPINCOUNT`` to :data:`SPIN_COUNT` unless the user chose a wait policy.
+    """Opt in: set ``GOMP_SPINCOUNT`` to :data:`SPIN_COUNT` unless a wait policy is set.
 
-    Returns whether torch will see the setting in this process: False when the user's
-    own setting stands or torch was imported first (child processes still inherit it).
+    Call it before anything imports torch (libgomp reads the variable once); processes
+    started afterwards inherit it. It changes ``os.environ`` (or ``environ``).
+
+    Parameters
+    ----------
+    environ : mutable mapping, default=None
+        The environment to change; ``os.environ`` when None.
+
+    Returns
+    -------
+    takes_effect : bool
+        Whether torch will see the setting in this process: False when the user's own
+        setting stands or torch was imported first (child processes still inherit it).
+
+    Examples
+    --------
+    >>> import elmofeat
+    >>> environ = {}
+    >>> _ = elmofeat.limit_openmp_spinning(environ)
+    >>> environ
+    {'GOMP_SPINCOUNT': '1000'}
     """
     environ = os.environ if environ is None else environ
     if any(name in environ for name in USER_SETTINGS):

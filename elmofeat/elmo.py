@@ -135,6 +135,8 @@ class ElmoVectorizer(BaseTextVectorizer):
         Notes). ``"auto"``: ``$ELMOFEAT_CACHE`` or the user's cache folder
         (``platformdirs``); ``None``: share within this process only. A folder that
         another user can write is not used, and one that cannot be written only warns.
+        Only a biLM with an int ``random_state`` is kept there; an unseeded one is
+        shared within this process only (see Notes).
     n_jobs : int, default=None
         Parallel workers of :meth:`transform` through joblib (None: 1 unless a
         ``joblib.parallel_config`` context says otherwise; -1: all CPUs). Each worker
@@ -192,6 +194,11 @@ class ElmoVectorizer(BaseTextVectorizer):
     clones that see the same texts (the candidates of a ``GridSearchCV`` on the same
     fold) reuse it, in this process and, through ``cache_dir`` and a file lock, across
     joblib worker processes; ``pretrain.log`` in the folder lists every pretraining.
+    That holds for a seeded biLM (an int ``random_state``): an unseeded one
+    (``BiLM(random_state=None)``) is not reproducible, so it is never written to the
+    folder and a new session pretrains afresh; within one process, fits on the same
+    texts do share its pretraining (a search pretrains once). Call
+    :func:`elmofeat.clear_caches` to pretrain again in the same process.
     Layer representations of documents are also reused in a process (within
     ``elmofeat.get_config()["representation_cache_bytes"]``, 1 GiB by default), so
     candidates that differ only in the mix do not run the biLM again.

@@ -17,8 +17,10 @@ class ElmofeatVersionWarning(UserWarning):
 
     >>> import warnings
     >>> from elmofeat.exceptions import ElmofeatVersionWarning
-    >>> warnings.simplefilter("error", ElmofeatVersionWarning)
-    >>> warnings.resetwarnings()
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("error", ElmofeatVersionWarning)
+    ...     # loading a model saved with other versions raises here
+    ...     pass
     """
 
 
@@ -35,8 +37,10 @@ class CacheWarning(UserWarning):
 
     >>> import warnings
     >>> from elmofeat.exceptions import CacheWarning
-    >>> warnings.simplefilter("error", CacheWarning)
-    >>> warnings.resetwarnings()
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("error", CacheWarning)
+    ...     # a fit whose cache folder is unusable raises here
+    ...     pass
     """
 
 

@@ -161,3 +161,20 @@ def test_clear_caches_forgets_pretrained_models_and_representations(texts):
     elmofeat.clear_caches()
     assert not len(_bilm_cache.BILMS._memory) and _bilm_cache.REPRESENTATIONS.n_bytes == 0
     vec.transform(texts[:3])  # a fitted vectorizer does not need them
+
+
+def test_an_unseeded_biLM_is_shared_in_the_process_and_never_kept_on_disk(texts, tmp_path):
+    """random_state=None is not reproducible: a later session must pretrain afresh, so
+    nothing goes to the folder; within the process a search still pretrains once."""
+    folder = tmp_path / "cache"
+    unseeded = {**TINY, "random_state": None}
+    first = ElmoVectorizer(BiLM(**unseeded), cache_dir=folder).fit(texts)
+    second = ElmoVectorizer(BiLM(**unseeded), cache_dir=folder).fit(texts)
+    assert second.bilm_ is first.bilm_  # shared within the process
+    assert list(folder.glob("bilm-*.pt")) == []
+    _bilm_cache.BILMS.clear()  # a new session, as far as the cache can tell
+    third = ElmoVectorizer(BiLM(**unseeded), cache_dir=folder).fit(texts)
+    assert third.bilm_ is not first.bilm_
+    assert not np.array_equal(third.bilm_.embed_flat(texts[:2])[0], first.bilm_.embed_flat(texts[:2])[0])
+    ElmoVectorizer(BiLM(**TINY), cache_dir=folder).fit(texts)  # a seeded one is kept
+    assert len(list(folder.glob("bilm-*.pt"))) == 1

@@ -6,6 +6,7 @@ import threading
 import numpy as np
 import pytest
 
+import elmofeat
 from elmofeat import BiLM, ElmoVectorizer, clear_caches
 from elmofeat import _malloc
 from elmofeat._malloc import (DYNAMIC_LIMITS, M_MMAP_THRESHOLD, M_TRIM_THRESHOLD, MMAP_THRESHOLD,
@@ -35,8 +36,10 @@ class FakeLibc:
 
 @pytest.fixture
 def fake_libc(monkeypatch):
+    """A fake glibc, with the opt-in (``set_config(malloc_tuning=True)``) on."""
     libc = FakeLibc()
     monkeypatch.setattr(_malloc, "_glibc", lambda: libc)
+    monkeypatch.setattr(_malloc, "enabled", True)
     for name in _malloc.USER_SETTINGS + ("GLIBC_TUNABLES",):
         monkeypatch.delenv(name, raising=False)
     return libc
@@ -75,6 +78,29 @@ def test_an_error_inside_still_restores(fake_libc):
             raise RuntimeError("boom")
     assert fake_libc.calls == SET + RESTORED
     assert _malloc._depth == 0
+
+
+def test_off_unless_the_user_opts_in(fake_libc, monkeypatch):
+    """glibc cannot restore its dynamic rule nor a user's own threshold: by default a
+    fit, a transform and clearing the caches leave malloc alone."""
+    monkeypatch.setattr(_malloc, "enabled", False)
+    assert elmofeat.get_config()["malloc_tuning"] is False
+    clear_caches()
+    docs, y = make_topic_corpus(40)
+    elmo = ElmoVectorizer(BiLM(embedding_dim=8, hidden_dim=8, max_epochs=1, random_state=0),
+                          layer_mix="trainable", cv=2, cache_dir=None).fit(docs, y)
+    elmo.transform(docs[:3])
+    clear_caches()
+    assert fake_libc.calls == []
+    with elmofeat.config_context(malloc_tuning=True):
+        assert elmofeat.get_config()["malloc_tuning"] is True
+        with reuse_large_blocks() as active:
+            assert active is True
+        _malloc.release_free_memory()
+    assert fake_libc.calls == SET + RESTORED + [("malloc_trim", 0)]
+    assert elmofeat.get_config()["malloc_tuning"] is False
+    with pytest.raises(TypeError, match="malloc_tuning must be True or False"):
+        elmofeat.set_config(malloc_tuning="yes")
 
 
 @pytest.mark.parametrize("setting", [{"MALLOC_MMAP_THRESHOLD_": "65536"}, {"MALLOC_TRIM_THRESHOLD_": "0"},
@@ -123,6 +149,7 @@ def test_the_real_glibc_setting_changes_no_result(monkeypatch):
     """Only where memory comes from changes: the same fit gives the same weights and
     features with the setting and without it (a user's own malloc setting)."""
     assert _malloc._glibc() is not None
+    monkeypatch.setattr(_malloc, "enabled", True)
     docs, _ = make_topic_corpus(80)
     params = dict(embedding_dim=8, hidden_dim=8, max_epochs=1, batch_size=16, random_state=0)
     with_setting = BiLM(**params).fit(docs)
@@ -135,3 +162,40 @@ def test_the_real_glibc_setting_changes_no_result(monkeypatch):
                             without.language_model_.state_dict().values()):
         assert np.array_equal(a.numpy(), b.numpy()), name
     np.testing.assert_array_equal(layers_with, without.embed_flat(docs)[0])
+
+
+@pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="glibc's malloc only")
+def test_a_user_thread_allocating_during_a_tuned_fit_is_safe(monkeypatch):
+    """mallopt runs while another thread allocates and frees blocks on both sides of the
+    thresholds: that thread's data stays intact and the fit's weights are the same."""
+    monkeypatch.setattr(_malloc, "enabled", True)
+    docs, _ = make_topic_corpus(60)
+    params = dict(embedding_dim=8, hidden_dim=8, max_epochs=1, batch_size=16, random_state=0)
+    reference = BiLM(**params).fit(docs)
+    stop, errors, rounds = threading.Event(), [], [0]
+
+    def allocate():
+        sizes = [1 << 10, 1 << 20, 40 << 20, 200 << 20]  # below, between and above both
+        try:
+            while not stop.is_set():
+                for n, size in enumerate(sizes):
+                    block = np.full(size // 8, float(n + rounds[0]))
+                    if not (block[0] == block[-1] == n + rounds[0]):
+                        errors.append(size)
+                    del block
+                rounds[0] += 1
+        except Exception as exc:  # pragma: no cover - what the test looks for
+            errors.append(exc)
+
+    worker = threading.Thread(target=allocate)
+    worker.start()
+    try:
+        for _ in range(3):  # each fit sets the thresholds and sets them back
+            tuned = BiLM(**params).fit(docs)
+    finally:
+        stop.set()
+        worker.join()
+    assert errors == [] and rounds[0] > 0
+    for a, b in zip(reference.language_model_.state_dict().values(),
+                    tuned.language_model_.state_dict().values()):
+        assert np.array_equal(a.numpy(), b.numpy())

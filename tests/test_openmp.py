@@ -1,4 +1,5 @@
-"""The OpenMP wait policy that ``import elmofeat`` sets (elmofeat._openmp)."""
+"""The OpenMP wait policy: an opt-in of the user or of the ``elmofeat`` command
+(elmofeat._openmp), never a side effect of ``import elmofeat``."""
 
 import os
 import subprocess
@@ -6,6 +7,7 @@ import sys
 
 import pytest
 
+import elmofeat
 from elmofeat._openmp import SPIN_COUNT, limit_openmp_spinning
 
 
@@ -13,6 +15,7 @@ def test_sets_the_spin_count_where_the_user_chose_none():
     environ = {"PATH": "/bin"}
     limit_openmp_spinning(environ)
     assert environ == {"PATH": "/bin", "GOMP_SPINCOUNT": str(SPIN_COUNT)}
+    assert elmofeat.limit_openmp_spinning is limit_openmp_spinning  # the public opt-in
 
 
 @pytest.mark.parametrize("setting", [{"GOMP_SPINCOUNT": "300000"}, {"OMP_WAIT_POLICY": "ACTIVE"},
@@ -31,26 +34,49 @@ def test_says_when_torch_was_imported_first():
     assert environ["GOMP_SPINCOUNT"] == str(SPIN_COUNT)
 
 
-def _fresh_import(**extra_environment):
-    """What a new process sees after ``import elmofeat``: its spin count, whether torch
-    was loaded by the import, and what a worker it starts inherits."""
+def _fresh_process(code, **extra_environment):
     environment = {k: v for k, v in os.environ.items()
                    if k not in ("GOMP_SPINCOUNT", "OMP_WAIT_POLICY")}
     environment.update(extra_environment)
-    code = ("import os, subprocess, sys, elmofeat\n"
-            "child = subprocess.run([sys.executable, '-c', "
-            "'import os; print(os.environ.get(\"GOMP_SPINCOUNT\"))'],"
-            " capture_output=True, text=True, check=True).stdout.strip()\n"
-            "print(os.environ.get('GOMP_SPINCOUNT'), 'torch' in sys.modules, child)")
     out = subprocess.run([sys.executable, "-c", code], env=environment, capture_output=True,
                          text=True, check=True)
     return out.stdout.split()
 
 
-def test_import_sets_it_before_torch_loads_and_workers_inherit_it():
-    assert _fresh_import() == [str(SPIN_COUNT), "False", str(SPIN_COUNT)]
+def test_import_sets_nothing():
+    code = ("import os, sys, elmofeat\n"
+            "print(os.environ.get('GOMP_SPINCOUNT'), 'torch' in sys.modules)")
+    assert _fresh_process(code) == ["None", "False"]
 
 
-def test_import_keeps_the_users_wait_policy():
-    assert _fresh_import(GOMP_SPINCOUNT="300000") == ["300000", "False", "300000"]
-    assert _fresh_import(OMP_WAIT_POLICY="PASSIVE") == ["None", "False", "None"]
+def test_opting_in_before_torch_reaches_torch_and_workers():
+    code = ("import os, subprocess, sys, elmofeat\n"
+            "effect = elmofeat.limit_openmp_spinning()\n"
+            "child = subprocess.run([sys.executable, '-c', "
+            "'import os; print(os.environ.get(\"GOMP_SPINCOUNT\"))'],"
+            " capture_output=True, text=True, check=True).stdout.strip()\n"
+            "print(os.environ.get('GOMP_SPINCOUNT'), effect, child)")
+    assert _fresh_process(code) == [str(SPIN_COUNT), "True", str(SPIN_COUNT)]
+    assert _fresh_process(code, GOMP_SPINCOUNT="300000") == ["300000", "False", "300000"]
+    assert _fresh_process(code, OMP_WAIT_POLICY="PASSIVE") == ["None", "False", "None"]
+
+
+def test_the_command_opts_in_for_its_own_process(monkeypatch):
+    """``elmofeat`` (the program) makes both process-level opt-ins; ``main`` (what
+    programs and tests call) makes neither."""
+    from elmofeat import _malloc, cli
+
+    seen = {}
+    for name in ("GOMP_SPINCOUNT", "OMP_WAIT_POLICY"):
+        monkeypatch.setenv(name, "")  # recorded, so that the test leaves them as they were
+        monkeypatch.delenv(name)
+    monkeypatch.setattr(_malloc, "enabled", False)
+
+    def fake_main():
+        seen["spin"] = os.environ.get("GOMP_SPINCOUNT")
+        seen["malloc"] = elmofeat.get_config()["malloc_tuning"]
+        return 0
+
+    monkeypatch.setattr(cli, "main", fake_main)
+    assert cli.entry_point() == 0
+    assert seen == {"spin": str(SPIN_COUNT), "malloc": True}

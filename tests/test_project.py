@@ -109,4 +109,4 @@ def test_a_built_wheel_installs_and_runs_outside_the_repository(tmp_path):
     assert result.stdout.strip().startswith(str(tmp_path / "site"))
     # The console script is declared.
     entry_points = next((tmp_path / "site").glob("elmofeat-*.dist-info")) / "entry_points.txt"
-    assert "elmofeat = elmofeat.cli:main" in entry_points.read_text()
+    assert "elmofeat = elmofeat.cli:entry_point" in entry_points.read_text()

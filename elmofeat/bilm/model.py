@@ -10,6 +10,7 @@ the states of real tokens). At every position ``t`` the forward state has seen t
 
 from __future__ import annotations
 
+import threading
 import warnings
 
 import torch
@@ -19,9 +20,24 @@ from .dropout import ByteDropout
 from .softmax import build_softmax
 from .token_layers import CharCNN, WordEmbedding
 
-# torch says this once per process for every projected LSTM (hidden_dim > embedding_dim):
-# it only means that the plain kernel runs instead of oneDNN's, nothing a user can act on.
-warnings.filterwarnings("ignore", message="LSTM with projections is not supported with oneDNN")
+# torch says this once per process, at the first projected LSTM run on a CPU
+# (hidden_dim > embedding_dim): the plain kernel runs instead of oneDNN's, nothing a user
+# can act on. It is silenced there, inside catch_warnings, and the user's filters stay.
+_ONEDNN_NOTICE = "LSTM with projections is not supported with oneDNN"
+_notice_lock = threading.Lock()
+_notice_passed = False
+
+
+def _run_lstm(lstm: nn.LSTM, x: torch.Tensor) -> torch.Tensor:
+    """``lstm(x)``'s output, the first projected run of the process without torch's notice."""
+    global _notice_passed
+    if _notice_passed or not lstm.proj_size:
+        return lstm(x)[0]
+    with _notice_lock, warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=_ONEDNN_NOTICE)
+        out = lstm(x)[0]
+        _notice_passed = x.device.type == "cpu"  # where oneDNN (and the notice) lives
+    return out
 
 
 def reverse_padded(x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
@@ -78,7 +94,7 @@ class LSTMStack(nn.Module):
     def forward(self, x: torch.Tensor) -> list[torch.Tensor]:
         outputs = []
         for i, lstm in enumerate(self.layers):
-            out, _ = lstm(self.dropout(x) if i > 0 else x)  # zero initial state: no carry-over
+            out = _run_lstm(lstm, self.dropout(x) if i > 0 else x)  # zero initial state: no carry-over
             if i > 0:
                 out = out + x
             outputs.append(out)

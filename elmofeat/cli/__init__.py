@@ -2,6 +2,9 @@
 
 Errors the user can fix (a missing file, a bad value) end the command with one line on
 standard error and exit status 1; argument mistakes exit with status 2.
+
+The command owns its process, so it opts in to the process-level settings that a library
+leaves to its user (:func:`entry_point`): a short OpenMP spin and malloc tuning.
 """
 
 from __future__ import annotations
@@ -63,3 +66,18 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         print(f"elmofeat {args.command}: interrupted", file=sys.stderr)
         return 130
+
+
+def entry_point() -> int:
+    """The ``elmofeat`` program: :func:`main` with the process-level opt-ins made.
+
+    A shorter OpenMP spin (before torch loads; a ``GOMP_SPINCOUNT`` or
+    ``OMP_WAIT_POLICY`` of the user wins) and large freed blocks kept in glibc's heap
+    while fitting (``set_config(malloc_tuning=True)``). :func:`main`, which tests and
+    other programs call, makes neither.
+    """
+    from .. import limit_openmp_spinning, set_config
+
+    limit_openmp_spinning()
+    set_config(malloc_tuning=True)
+    return main()
