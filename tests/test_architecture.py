@@ -101,3 +101,41 @@ def test_docstrings_name_only_functions_and_methods_that_exist():
             cited.setdefault(name.rpartition(".")[2], path.name)
     assert len(cited) > 20
     assert {name: where for name, where in cited.items() if name not in defined} == {}
+
+
+def private_imports(package: Path = PACKAGE, libraries=("sklearn", "numpy", "scipy", "joblib",
+                                                        "gensim", "pandas")) -> list[str]:
+    """``module: name`` for every private name the package imports from another library
+    (a module or a name starting with ``_``): these change without deprecation."""
+    found = []
+    for path in package.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                parts = node.module.split(".")
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.Import):
+                parts, names = None, [alias.name for alias in node.names]
+            else:
+                continue
+            for name in names:
+                dotted = (parts or []) + name.split(".")
+                if dotted[0] in libraries and any(p.startswith("_") and not p.startswith("__")
+                                                  for p in dotted[1:]):
+                    found.append(f"{path.relative_to(package.parent)}: {'.'.join(dotted)}")
+    return found
+
+
+def test_the_detector_finds_a_private_import(tmp_path):
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "a.py").write_text("from sklearn.utils._param_validation import Interval\n"
+                                  "from sklearn.base import _fit_context, clone\n"
+                                  "from sklearn.utils import check_random_state\n")
+    assert private_imports(package) == ["pkg/a.py: sklearn.utils._param_validation.Interval",
+                                        "pkg/a.py: sklearn.base._fit_context"]
+
+
+def test_no_private_api_of_the_scientific_stack_is_imported():
+    """scikit-learn's private _param_validation and _fit_context (and their likes)
+    change without deprecation: elmofeat keeps its own validator."""
+    assert private_imports() == []

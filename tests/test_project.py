@@ -110,3 +110,60 @@ def test_a_built_wheel_installs_and_runs_outside_the_repository(tmp_path):
     # The console script is declared.
     entry_points = next((tmp_path / "site").glob("elmofeat-*.dist-info")) / "entry_points.txt"
     assert "elmofeat = elmofeat.cli:entry_point" in entry_points.read_text()
+
+
+def _floors() -> dict[str, str]:
+    """``name -> floor`` of every ``>=`` requirement of pyproject.toml (runtime and the
+    optional ``all`` extra)."""
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    floors = {}
+    for requirement in project["dependencies"] + project["optional-dependencies"]["all"]:
+        match = re.fullmatch(r"([A-Za-z0-9_.\-]+)(?:\[.*\])?>=([\w.]+).*", requirement)
+        assert match, f"{requirement!r} states no floor"
+        floors[match.group(1).lower()] = match.group(2)
+    return floors
+
+
+def test_the_lowest_versions_job_pins_every_floor():
+    pins = dict(line.split("==") for line in (ROOT / ".ci" / "constraints-lowest.txt")
+                .read_text().splitlines() if line and not line.startswith("#"))
+    floors = _floors()
+    assert floors.pop("torch") == "2.3"  # constraints.txt's pin stands in for it here
+    assert "torch" not in pins
+    for name, floor in floors.items():
+        assert name in pins, f"{name}'s floor {floor} is not tested by .ci/run-lowest"
+        assert tuple(map(int, pins[name].split("."))) == tuple(
+            map(int, (floor + ".0.0").split(".")[:3])), (name, floor, pins[name])
+    assert "-c .ci/constraints-lowest.txt" in (ROOT / ".ci" / "run-lowest").read_text()
+
+
+# import name -> distribution name, where they differ
+_DISTRIBUTIONS = {"sklearn": "scikit-learn", "yaml": "pyyaml", "distributed": "dask"}
+
+
+def test_every_imported_package_is_declared():
+    """A package elmofeat imports (at any depth of its code) is a dependency or an
+    optional one; threadpoolctl used to be imported without being listed."""
+    import ast
+    import sys
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    requirements = project["dependencies"] + [
+        r for extra, listed in project["optional-dependencies"].items() if extra != "test"
+        for r in listed]
+    declared = {re.split(r"[<>=\[ ;]", r)[0].lower() for r in requirements}
+    imported = set()
+    for path in (ROOT / "elmofeat").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                imported.update(a.name.split(".")[0] for a in node.names)
+            elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                imported.add(node.module.split(".")[0])
+    third_party = {name for name in imported
+                   if name not in sys.stdlib_module_names and name not in ("elmofeat", "_common")}
+    missing = sorted(_DISTRIBUTIONS.get(n, n) for n in third_party
+                     if _DISTRIBUTIONS.get(n, n) not in declared)
+    assert missing == []

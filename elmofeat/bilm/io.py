@@ -18,6 +18,7 @@ import torch
 from sklearn.utils.validation import check_is_fitted
 
 from .._files import atomic_path, save_torch_atomically
+from .._param_validation import validate_params
 from .._text import Vocabulary
 from .._versions import version_stamps
 from ..exceptions import ElmofeatVersionWarning
@@ -271,7 +272,7 @@ class PersistenceMixin:
                                stamped=cls._stamped_packages if check_versions else ())
         bilm = cls(**{**saved.params, "device": device})
         try:
-            bilm._validate_params()
+            validate_params(bilm)
             bilm._check_params_together()
         except (TypeError, ValueError) as exc:
             raise ValueError(f"{path} has an invalid parameter: {exc}") from None
