@@ -131,6 +131,21 @@ def test_ag_news_reads_classes_file_and_rejects_bad_labels(tmp_path):
         load_ag_news(tmp_path, subset="test")
 
 
+@pytest.mark.parametrize("content, message", [
+    (b'"1.5","T","D"\n', r"row 0 has class '1.5', expected 1..4"),  # was read as class 0
+    (b'"1","T","D"\n"2.0","T","D"\n', r"row 1 has class '2.0'"),
+    (b'"1","T","D"\n"2","T","D","extra","fields"\n', r"test.csv is not an AG News CSV file"),
+    (b'"1","T","\xff\xfe D"\n', r"test.csv is not UTF-8 text"),
+    (b"", r"test.csv is not an AG News CSV file"),
+])
+def test_malformed_ag_news_files_are_named_in_the_error(tmp_path, content, message):
+    folder = tmp_path / "ag_news"
+    folder.mkdir()
+    (folder / "test.csv").write_bytes(content)
+    with pytest.raises(ValueError, match=message):
+        load_ag_news(tmp_path, subset="test")
+
+
 # ---------------------------------------------------- downloads against 127.0.0.1
 
 
@@ -266,3 +281,28 @@ def test_polarity_loaders_download_missing_files(server, tmp_path, monkeypatch):
     with pytest.raises(ChecksumError):
         load_cr(tmp_path, download_if_missing=True)
     assert not (tmp_path / "cr" / "custrev.pos").exists()
+
+
+def test_a_connection_that_never_answers_fails_soon_and_says_what_it_fetched(tmp_path, capsys):
+    """A server that accepts the connection and then says nothing: the download gives
+    up after its per-wait timeout and retries (not minutes), naming file and address,
+    and said before connecting what it was fetching."""
+    import socket
+    import time
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)  # connections are accepted by the kernel and never answered
+    url = f"http://127.0.0.1:{listener.getsockname()[1]}/test.csv"
+    try:
+        start = time.monotonic()
+        with pytest.raises(OSError, match=r"could not download test.csv from http://127.0.0.1:\d+/"
+                                          r"test.csv after 2 attempts: .*timed out"):
+            fetch_file(RemoteFile("test.csv", url, _sha256(b"x")), tmp_path, n_retries=1,
+                       delay=0, timeout=0.5, progress=True)
+        assert time.monotonic() - start < 5
+    finally:
+        listener.close()
+    notice = capsys.readouterr().err
+    assert f"fetching test.csv from {url}" in notice and "gives up after 2 attempts" in notice
+    assert os.listdir(tmp_path) == []

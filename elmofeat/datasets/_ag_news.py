@@ -62,19 +62,27 @@ def _find_folder(home: Path, filename: str) -> Path | None:
 
 
 def _read_partition(path: Path) -> tuple[list[str], np.ndarray]:
-    frame = pd.read_csv(
-        path,
-        header=None,
-        names=["label", "title", "description"],
-        dtype=str,
-        keep_default_na=False,
-    )
-    labels = pd.to_numeric(frame["label"], errors="coerce")
-    if labels.isna().any() or not labels.between(1, 4).all():
-        bad = int(np.flatnonzero(~labels.between(1, 4).fillna(False).to_numpy())[0])
+    """Texts and 0-based classes of one CSV partition; a malformed file is a
+    ``ValueError`` that names it (and the row, where one is at fault)."""
+    try:
+        frame = pd.read_csv(path, header=None, names=["label", "title", "description"],
+                            dtype=str, keep_default_na=False, encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path} is not UTF-8 text (byte {exc.start}): not an AG News "
+                         "CSV file") from None
+    except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ValueError(f"{path} is not an AG News CSV file (rows \"class\",\"title\","
+                         f"\"description\"): {reason}") from None
+    if frame.empty:
+        raise ValueError(f"{path} is not an AG News CSV file: it has no rows")
+    # Classes are the whole numbers 1..4 as written: "1.5" or "2.0" are not classes.
+    valid = frame["label"].str.strip().isin(["1", "2", "3", "4"])
+    if not valid.all():
+        bad = int(np.flatnonzero(~valid.to_numpy())[0])
         raise ValueError(f"{path}: row {bad} has class {frame['label'][bad]!r}, expected 1..4")
     texts = (frame["title"] + " " + frame["description"]).map(clean_ag_news_text)
-    return texts.tolist(), labels.to_numpy(dtype=np.int64) - 1
+    return texts.tolist(), frame["label"].str.strip().astype(np.int64).to_numpy() - 1
 
 
 def load_ag_news(data_home=None, subset="all", *, download_if_missing=False) -> Bunch:
@@ -117,7 +125,7 @@ def load_ag_news(data_home=None, subset="all", *, download_if_missing=False) -> 
     for part in wanted:
         folder = _find_folder(home, REMOTE_FILES[part].filename)
         if folder is None and download_if_missing:
-            folder = fetch_file(REMOTE_FILES[part], home / FOLDERS[0]).parent
+            folder = fetch_file(REMOTE_FILES[part], home / FOLDERS[0], progress=True).parent
         if folder is not None:
             found[part] = folder / REMOTE_FILES[part].filename
     missing = [part for part in wanted if part not in found]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import http.client
 import os
+import sys
 import time
 import urllib.request
 from dataclasses import dataclass
@@ -72,19 +73,27 @@ def fetch_file(
     remote: RemoteFile,
     folder: str | os.PathLike,
     *,
-    n_retries: int = 3,
+    n_retries: int = 2,
     delay: float = 1.0,
-    timeout: float = 60.0,
+    timeout: float = 15.0,
     progress: bool = False,
 ) -> Path:
     """Download ``remote`` into ``folder``, verify its checksum, and move it in place.
+
+    Not scikit-learn's ``sklearn.datasets.fetch_file``, which this follows (temporary
+    file, checksum, retries): it has no timeout, so a connection that never answers
+    would hang the caller for ever. Here every wait on the network ends after
+    ``timeout`` seconds, so a dead connection fails within about
+    ``(n_retries + 1) * (timeout + delay)`` seconds, naming the address.
 
     The bytes go to a temporary file in ``folder`` while they are hashed; only a
     complete file with the right checksum is renamed to its final name (an atomic
     ``os.replace``), so an interrupted or corrupted download never leaves a partial
     or wrong file behind, and an existing good file is never clobbered by a bad one.
     Network errors are retried ``n_retries`` times (a full disk is not). ``progress``
-    shows a progress bar in bytes.
+    says on standard error what is being fetched, from where, before connecting, and
+    shows a progress bar in bytes. Checksums are ``"sha256:<hex>"``; ``"md5:<hex>"`` is
+    read for files whose publishers give only that.
 
     Returns
     -------
@@ -111,6 +120,11 @@ def fetch_file(
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     target = folder / remote.filename
+    _hasher(remote.checksum)  # a bad checksum spec fails before any connection
+    if progress:
+        print(f"elmofeat: fetching {remote.filename} from {remote.url} into {folder} "
+              f"(gives up after {n_retries + 1} attempts of {timeout:g} s without an answer)",
+              file=sys.stderr, flush=True)
     for attempt in range(n_retries + 1):
         hasher, expected = _hasher(remote.checksum)
         try:
@@ -143,7 +157,8 @@ def fetch_file(
         except (OSError, http.client.HTTPException) as exc:  # URLError, timeouts, cut-offs
             if attempt == n_retries:
                 raise OSError(
-                    f"could not download {remote.url} after {n_retries + 1} attempts: {exc}"
+                    f"could not download {remote.filename} from {remote.url} after "
+                    f"{n_retries + 1} attempts: {exc or type(exc).__name__}"
                 ) from exc
             time.sleep(delay)
     raise AssertionError("unreachable")  # pragma: no cover

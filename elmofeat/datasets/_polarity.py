@@ -65,7 +65,7 @@ def load_polarity(dataset: PolaritySet, data_home=None, *, download_if_missing=F
     paths = {side: folder / dataset.remote(side).filename for side in ("pos", "neg")}
     for side, path in paths.items():
         if not path.is_file() and download_if_missing:
-            fetch_file(dataset.remote(side), folder)
+            fetch_file(dataset.remote(side), folder, progress=True)
     missing = [path for path in paths.values() if not path.is_file()]
     if missing:
         raise missing_data_error(

@@ -76,7 +76,7 @@ def load_r8(data_home=None, subset="train", *, download_if_missing=False) -> Bun
     paths = {part: home / FOLDER / REMOTE_FILES[part].filename for part in parts}
     for part, path in paths.items():
         if not path.is_file() and download_if_missing:
-            fetch_file(REMOTE_FILES[part], path.parent)
+            fetch_file(REMOTE_FILES[part], path.parent, progress=True)
     missing = [path for path in paths.values() if not path.is_file()]
     if missing:
         raise missing_data_error(
