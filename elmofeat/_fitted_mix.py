@@ -30,6 +30,17 @@ def pool_layers(layers: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     return pool_vectors(flat, offsets, "mean").reshape(len(offsets) - 1, n_layers, dim)
 
 
+def layer_spread(layers: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """Per layer, the root mean variance of the mean-pooled vectors of the non-empty
+    documents: ``(n_tokens, n_layers, dim) -> (n_layers,)``; ones where there is nothing
+    to measure (fewer than 2 documents) or a layer does not vary."""
+    pooled = pool_layers(layers, offsets)[np.diff(offsets) > 0]
+    if len(pooled) < 2:
+        return np.ones(layers.shape[1], dtype=np.float32)
+    spread = np.sqrt(pooled.astype(np.float64).var(axis=0).mean(axis=-1))
+    return np.where(spread > 1e-12, spread, 1.0).astype(np.float32)
+
+
 class FittedMix:
     """The interface of a fitted mix; subclasses define ``n_features`` and ``apply``."""
 

@@ -25,7 +25,7 @@ from ._threads import N_THREADS_CONSTRAINTS, adaptive_threads
 from ._torch import resolve_device
 from .bilm import BiLM
 from .bilm.io import weights_digest
-from ._fitted_mix import LinearMix, ReluMix, frozen_mix, pool_layers
+from ._fitted_mix import LinearMix, ReluMix, frozen_mix, layer_spread, pool_layers
 from ._mix_training import (HeadConfig, alignment_documents, cross_fitting_folds,
                             fit_supervised_mix, pooled_features)
 from .mix import MIXES
@@ -91,10 +91,12 @@ class ElmoVectorizer(BaseTextVectorizer):
     mix_weights : None, "random" or sequence of float, default=None
         Weights of the frozen mix: uniform (None), seeded draws in [0.5, 1]
         (``"random"``, as in the reference experiment), or one weight per layer.
-    scale_layers : bool, default=True
+    scale_layers : bool or "bilm", default=True
         Divide each layer by its spread across the training documents (the root mean
         variance of its mean-pooled document vectors, on at most 2,048 documents)
-        before the mix, every mix: a frozen or trainable weight is then that layer's
+        before the mix, every mix; ``"bilm"``: by the spread the biLM measured on its
+        own pretraining texts (``BiLM.layer_scales_``), so that fitting on any texts,
+        even one document, gives the same scales (what ``elmofeat embed`` uses): a frozen or trainable weight is then that layer's
         share of the features, and the MLP's Kaiming initialisation gets inputs on the
         unit scale it assumes. Unscaled, the LSTM layers (several times the token layer's spread) drown
         the token layer whatever the weights say (the suite's "frozen, unscaled" row
@@ -348,7 +350,7 @@ class ElmoVectorizer(BaseTextVectorizer):
         "adapt_epochs": [positive_int(0)],
         "layer_mix": [StrOptions(set(MIXES))],
         "mix_weights": [StrOptions({"random"}), "array-like", None],  # values: frozen_mix
-        "scale_layers": ["boolean"],
+        "scale_layers": ["boolean", StrOptions({"bilm"})],
         "cv": ["cv_object"],
         "mlp_dim": [positive_int()],
         "mix_epochs": [positive_int()],
@@ -423,16 +425,22 @@ class ElmoVectorizer(BaseTextVectorizer):
     def _layer_spread(self, documents, seed) -> np.ndarray:
         """Per layer, the root mean variance of the mean-pooled document vectors over
         (a seeded sample of at most 2,048 of) the non-empty training documents."""
-        n_layers = self.bilm_.n_representations_
         rng = np.random.RandomState(seed)
         order = rng.permutation(len(documents))[:_SPREAD_SAMPLE]
-        layers, offsets = self._layers([documents[i] for i in np.sort(order)])
-        pooled = pool_layers(layers, offsets)[np.diff(offsets) > 0]
-        if len(pooled) < 2:  # nothing to measure a spread on
-            return np.ones(n_layers, dtype=np.float32)
-        spread = np.sqrt(pooled.astype(np.float64).var(axis=0).mean(axis=-1))
-        # A layer that does not vary (a constant token layer) keeps its scale.
-        return np.where(spread > 1e-12, spread, 1.0).astype(np.float32)
+        return layer_spread(*self._layers([documents[i] for i in np.sort(order)]))
+
+    def _scales(self, documents, seed) -> np.ndarray:
+        """What each layer is divided by before the mix (see ``scale_layers``)."""
+        if isinstance(self.scale_layers, str):  # "bilm"
+            scales = getattr(self.bilm_, "layer_scales_", None)
+            if scales is None:
+                raise ValueError("scale_layers='bilm' needs a biLM that measured its layers' "
+                                 "spread (BiLM.layer_scales_); this one was saved before "
+                                 "elmofeat did: use scale_layers=True or fit the biLM again")
+            return np.asarray(scales, dtype=np.float32).copy()
+        if self.scale_layers:
+            return self._layer_spread(documents, seed)
+        return np.ones(self.bilm_.n_representations_, dtype=np.float32)
 
     def _learn_mix(self, layers, offsets, docs, targets, seed, pooled_layers=None):
         """The fitted mix (applying to the unscaled layers), learned from the documents
@@ -471,8 +479,7 @@ class ElmoVectorizer(BaseTextVectorizer):
             (self.bilm_.lowercase, self.bilm_.token_pattern, self.bilm_.max_len))
         seed = int(random_state.randint(2**31 - 1))
         # Every mix sees each layer divided by its spread (label-free: every document).
-        self.layer_scales_ = (self._layer_spread(documents, seed) if self.scale_layers
-                              else np.ones(self.bilm_.n_representations_, dtype=np.float32))
+        self.layer_scales_ = self._scales(documents, seed)
         pooled = None
         if self.layer_mix == "frozen":  # nothing to learn from labels
             layers, offsets = None, None

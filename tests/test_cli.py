@@ -264,3 +264,49 @@ def test_pretrain_a_recipe_from_a_data_home_into_a_model_folder(tmp_path, monkey
     bilm = BiLM.from_pretrained(output)
     assert bilm.random_state == 3 and bilm.n_epochs_ == 2  # the recipe's seed, the option's epochs
     assert (output / "config.json").is_file()
+
+
+@pytest.mark.parametrize("output", ["texts.txt", "{folder}", "{folder}/model.pt", "glob"])
+def test_pretrain_refuses_an_output_that_is_an_input(tmp_path, output, capsys):
+    """It used to exit 0 and replace the corpus with the model."""
+    folder = tmp_path / "books"
+    folder.mkdir()
+    corpus = folder / "texts.txt"
+    corpus.write_text("\n".join(TEXTS) + "\n")
+    given = str(folder / "*.txt") if output == "glob" else str(corpus if "{" not in output else folder)
+    target = {"texts.txt": corpus, "glob": corpus}.get(output) or output.format(folder=folder)
+    assert main(["pretrain", given, "-o", str(target), *TINY]) == 1
+    assert "the input" in capsys.readouterr().err
+    assert corpus.read_text() == "\n".join(TEXTS) + "\n"
+
+
+def test_embed_features_do_not_depend_on_the_other_documents_of_the_file(saved_bilm, tmp_path):
+    """A query embedded alone and inside a corpus gets the same features: the frozen
+    mix's scales are the model's (measured on its pretraining texts), not the file's."""
+    from elmofeat import BiLM
+
+    (tmp_path / "corpus.txt").write_text("\n".join(TEXTS[:8]) + "\n")
+    (tmp_path / "query.txt").write_text(TEXTS[2] + "\n")
+    (tmp_path / "empty.txt").write_text("")
+    for name in ("corpus", "query", "empty"):
+        assert main(["embed", str(saved_bilm), str(tmp_path / f"{name}.txt"), "-o",
+                     str(tmp_path / f"{name}.npy"), "--quiet"]) == 0
+    corpus, query = np.load(tmp_path / "corpus.npy"), np.load(tmp_path / "query.npy")
+    np.testing.assert_allclose(query[0], corpus[2], rtol=1e-5, atol=1e-6)
+    assert np.load(tmp_path / "empty.npy").shape == (0, corpus.shape[1])  # documented: no error
+    scales = BiLM.load(saved_bilm).layer_scales_
+    assert scales.shape == (3,) and np.isfinite(scales).all() and (scales > 0).all()
+    assert not np.allclose(scales, 1)
+
+
+def test_embed_with_a_model_saved_without_layer_scales_says_it_mixes_unscaled(saved_bilm, tmp_path,
+                                                                              capsys):
+    from elmofeat import BiLM
+
+    old = BiLM.load(saved_bilm)
+    old.layer_scales_ = None  # as files written before biLMs measured it
+    old.save(tmp_path / "old.pt")
+    (tmp_path / "query.txt").write_text(TEXTS[2] + "\n")
+    assert main(["embed", str(tmp_path / "old.pt"), str(tmp_path / "query.txt"), "-o",
+                 str(tmp_path / "q.npy"), "--quiet"]) == 0
+    assert "mixed unscaled" in capsys.readouterr().err

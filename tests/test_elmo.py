@@ -571,3 +571,20 @@ def test_mlp_mix_with_few_labels_is_aligned_on_unlabelled_documents_too(corpus, 
     rows.clear()
     ElmoVectorizer(bilm, **params).fit(X[:12], y[:12])  # none unlabelled: the 12 alone
     assert rows == [12]
+
+
+def test_scale_layers_bilm_takes_the_biLMs_own_scales_whatever_the_texts(corpus, bilm):
+    X, _ = corpus
+    assert bilm.layer_scales_ is not None
+    one = ElmoVectorizer(bilm, layer_mix="frozen", scale_layers="bilm", cache_dir=None).fit(X[:1])
+    many = ElmoVectorizer(bilm, layer_mix="frozen", scale_layers="bilm", cache_dir=None).fit(X)
+    np.testing.assert_array_equal(one.layer_scales_, bilm.layer_scales_)
+    np.testing.assert_array_equal(one.transform(X[:5]), many.transform(X[:5]))
+    measured = ElmoVectorizer(bilm, layer_mix="frozen", cache_dir=None).fit(X[:1])
+    assert np.array_equal(measured.layer_scales_, np.ones(3))  # one document: nothing to measure
+    import copy
+
+    old = copy.deepcopy(bilm)
+    old.layer_scales_ = None
+    with pytest.raises(ValueError, match="scale_layers='bilm' needs a biLM that measured"):
+        ElmoVectorizer(old, layer_mix="frozen", scale_layers="bilm", cache_dir=None).fit(X)

@@ -12,6 +12,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
 
 from .._base import TextEstimatorMixin
+from .._fitted_mix import layer_spread
 from .._malloc import reuse_large_blocks
 from .._param_validation import (Interval, Real, StrOptions, TorchDevices, fit_context,
                                  positive_int)
@@ -214,6 +215,12 @@ class BiLM(EmbeddingMixin, PersistenceMixin, TextEstimatorMixin, BaseEstimator):
         (the others are ``pretrained_words``, read but not predicted).
     pretrained_coverage_ : dict or None
         ``{"found": ..., "missing": ...}`` words of the vocabulary.
+    layer_scales_ : ndarray of shape (n_representations_,) or None
+        Each layer's spread over (a seeded sample of at most 2,048 of) the training
+        documents: the root mean variance of their mean-pooled vectors, measured at
+        the end of ``fit``. What ``elmofeat embed`` divides the layers by before its
+        frozen mix, so that features do not depend on the texts being embedded. None
+        in files saved before elmofeat measured it.
 
     Examples
     --------
@@ -480,9 +487,12 @@ class BiLM(EmbeddingMixin, PersistenceMixin, TextEstimatorMixin, BaseEstimator):
             else:
                 data = stack.enter_context(training_data.streamed(self, source, random_state))
             self._train(data, seed)
-        self.n_epochs_ = len(self.history_)
-        self.output_dim_ = 2 * self.embedding_dim
-        self.n_representations_ = self.n_layers + 1
+            self.n_epochs_ = len(self.history_)
+            self.output_dim_ = 2 * self.embedding_dim
+            self.n_representations_ = self.n_layers + 1
+            # The spread of each layer over the training texts: what a frozen mix
+            # divides by when there are no texts of the user's to measure it on.
+            self.layer_scales_ = layer_spread(*self._embed_tokens(data.scale_sample()))
         return self
 
     def _train(self, data, seed: int) -> None:

@@ -14,6 +14,7 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import torch
 from sklearn.utils.validation import check_is_fitted
 
@@ -68,6 +69,8 @@ def save_bilm(bilm, path, dtype: str | None = None) -> None:
         "token_input_dim": bilm.token_input_dim_,
         "n_output_words": bilm.n_output_words_,
         "trained_with_pretrained_vectors": bilm.pretrained_vectors is not None,
+        "layer_scales": (None if getattr(bilm, "layer_scales_", None) is None
+                         else [float(v) for v in bilm.layer_scales_]),
     }
     payload = {
         "format": FORMAT,
@@ -213,6 +216,9 @@ def read_bilm_file(path, known_params, stamped) -> SavedBiLM:
         # Files written before pretrained_words predicted every word they read.
         fitted["n_output_words"] = json.loads(payload["fitted"]).get(
             "n_output_words", len(payload["vocabulary"]))
+        # Files written before biLMs measured their layers' spread have none.
+        fitted["layer_scales"] = _layer_scales(json.loads(payload["fitted"]).get("layer_scales"),
+                                               params.get("n_layers", 2) + 1, path)
         vocabulary, counts, state = payload["vocabulary"], payload["counts"], payload["state_dict"]
         params["char_filters"] = tuple(tuple(f) for f in params["char_filters"])
     except KeyError as exc:
@@ -282,6 +288,7 @@ class PersistenceMixin:
         bilm.pretrained_coverage_ = saved.fitted["pretrained_coverage"]
         bilm.token_input_dim_ = saved.fitted["token_input_dim"]
         bilm.n_output_words_ = saved.fitted["n_output_words"]
+        bilm.layer_scales_ = saved.fitted["layer_scales"]
         bilm.output_dim_ = 2 * bilm.embedding_dim
         bilm.n_representations_ = bilm.n_layers + 1
         try:
@@ -381,3 +388,15 @@ def weights_digest(bilm) -> str:
         digest.update(name.encode())
         digest.update(tensor.detach().cpu().contiguous().numpy().tobytes())
     return digest.hexdigest()
+
+
+def _layer_scales(values, n_representations: int, path) -> np.ndarray | None:
+    """A saved ``layer_scales_`` (positive, finite, one per representation) or None."""
+    if values is None:
+        return None
+    scales = np.asarray(values, dtype=np.float64)
+    if (scales.shape != (n_representations,) or not np.isfinite(scales).all()
+            or (scales <= 0).any() or (scales > np.finfo(np.float32).max).any()):
+        raise ValueError(f"{path} has invalid layer scales {values!r}: expected "
+                         f"{n_representations} positive finite numbers")
+    return scales.astype(np.float32)

@@ -46,7 +46,9 @@ class TrainingData:
     :class:`~elmofeat.bilm.shards.StreamedData`; ``valid`` and ``valid_chars``: the
     validation windows and (character CNN) their byte table; ``pretrained``: starting
     vectors of the word embedding or None; ``digest``: feeds the data's identity to a
-    hash (for checkpoints).
+    hash (for checkpoints); ``scale_sample``: a seeded sample of at most
+    :data:`SCALE_SAMPLE` training documents as token lists, on which the fitted biLM
+    measures its layers' spread (``BiLM.layer_scales_``).
     """
 
     train: object
@@ -54,6 +56,13 @@ class TrainingData:
     valid_chars: np.ndarray | None
     pretrained: np.ndarray | None
     digest: Callable
+    scale_sample: Callable[[], list[list[str]]]
+
+
+#: Training documents on which a fitted biLM measures its layers' spread.
+SCALE_SAMPLE = 2048
+#: Tokens a streamed corpus reads for that sample.
+SCALE_SAMPLE_TOKENS = 200_000
 
 
 def streamed_source(X):
@@ -116,8 +125,11 @@ def _split_in_memory(bilm, X, token_lists, random_state, adapt: bool) -> Trainin
         hasher.update(np.ascontiguousarray(train.word_ids).tobytes())
         hasher.update(np.ascontiguousarray(train.offsets).tobytes())
 
+    sample = [train_docs[i] for i in np.sort(
+        random_state.permutation(len(train_docs))[:SCALE_SAMPLE])]
     return TrainingData(WindowsData(train, bilm._chars(train)), valid,
-                        None if valid is None else bilm._chars(valid), pretrained, digest)
+                        None if valid is None else bilm._chars(valid), pretrained, digest,
+                        lambda: sample)
 
 
 @contextlib.contextmanager
@@ -192,8 +204,12 @@ def _streamed_data(bilm, corpus: EncodedCorpus, pretrained) -> TrainingData:
     def digest(hasher):
         hasher.update(corpus.meta["digest"].encode())
 
+    def scale_sample() -> list[list[str]]:
+        documents = corpus.sample_documents(SCALE_SAMPLE_TOKENS)[:SCALE_SAMPLE]
+        return [[corpus.types[i] for i in document] for document in documents]
+
     return TrainingData(StreamedData(corpus, id_map, chars), corpus.validation_windows(id_map),
-                        chars, pretrained, digest)
+                        chars, pretrained, digest, scale_sample)
 
 
 def warm_start(bilm) -> bool:

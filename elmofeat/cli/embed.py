@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import zipfile
 from pathlib import Path
 
@@ -47,10 +48,19 @@ def load_model(path: Path, args, texts):
         from ..elmo import ElmoVectorizer
 
         bilm = BiLM.load(path)
+        # The layer scales come from the model, never from the texts being embedded:
+        # features of two calls (a query, a corpus) must be comparable.
+        scales = "bilm"
+        if bilm.layer_scales_ is None:
+            scales = False
+            print(f"{path} was saved before biLMs measured their layers' spread: its layers "
+                  "are mixed unscaled (fit the biLM again, or save a fitted ElmoVectorizer "
+                  "with elmofeat.dump, for scaled layers)", file=sys.stderr, flush=True)
         vectorizer = ElmoVectorizer(bilm, layer_mix="frozen", mix_weights=args.mix_weights,
-                                    pooling=args.pooling, n_jobs=args.n_jobs, cache_dir=None,
-                                    verbose=not args.quiet)
-        return vectorizer.fit(texts)
+                                    scale_layers=scales, pooling=args.pooling,
+                                    n_jobs=args.n_jobs, cache_dir=None, verbose=not args.quiet)
+        # Its frozen mix, with the model's scales, learns nothing from texts.
+        return vectorizer.fit([""])
     elif not args.trust_pickle:
         # Checked before the file is opened as a pickle: unpickling runs code.
         raise ValueError(

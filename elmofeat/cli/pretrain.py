@@ -89,9 +89,27 @@ def _texts(args):
     return read_texts(inputs[0], args.column, args.data_home), inputs[0]
 
 
+def _refuse_output_among_inputs(args) -> None:
+    """An output that is one of the inputs (or inside an input folder) would replace the
+    corpus with the model, or join the corpus of the next run."""
+    import glob
+
+    output = Path(args.output).resolve()
+    for given in args.input:
+        matches = [Path(m) for m in glob.glob(given)] if any(c in given for c in "*?[") else [
+            Path(given)]
+        for path in matches:
+            path = path.resolve()
+            if path == output or (path.is_dir() and path in output.parents):
+                raise ValueError(f"--output {args.output} is {'inside ' if path != output else ''}"
+                                 f"the input {given}: writing the model there would replace or "
+                                 "join the corpus; choose another output path")
+
+
 def run(args) -> int:
     from ..bilm import BiLM
 
+    _refuse_output_among_inputs(args)
     texts, described = _texts(args)
     params = dict(RECIPES[args.recipe].params(args.data_home)) if args.recipe else {}
     for option, param in _OPTIONS.items():
