@@ -174,6 +174,10 @@ class ReluMix(FittedMix):
         return f"ReluMix(n_features={self.n_features}, aligned={self.alignment is not None})"
 
 
+#: The largest frozen weight: features are float32, and layer values reach about 1e2.
+MAX_MIX_WEIGHT = 1e6
+
+
 def frozen_mix(mix_weights, layer_scales: np.ndarray, dim: int,
                random_state: np.random.RandomState) -> LinearMix:
     """The frozen mix: uniform weights (None), the user's, or ``"random"`` draws in
@@ -194,5 +198,10 @@ def frozen_mix(mix_weights, layer_scales: np.ndarray, dim: int,
         if not weights.any():
             raise ValueError("mix_weights are all zero: every feature would be 0; give at least "
                              "one layer a weight")
+        if np.abs(weights).max() > MAX_MIX_WEIGHT:
+            # Finite in float64, but the float32 features would overflow to inf.
+            raise ValueError(f"mix_weights must be at most {MAX_MIX_WEIGHT:g} in magnitude (they "
+                             f"are the layers' shares; larger ones overflow float32 features), "
+                             f"got {mix_weights!r}")
         shares = weights.astype(np.float32)
     return LinearMix(shares / layer_scales, 1.0, shares, dim)

@@ -37,8 +37,9 @@ TRUSTED_TYPES = (
 def _skops():
     try:
         import skops.io
-    except ImportError:  # pragma: no cover - skops is a dependency
-        raise ImportError("elmofeat.dump and elmofeat.load need skops: pip install skops") from None
+    except ImportError as exc:  # a dependency: missing, or too old for this scikit-learn
+        raise ImportError(f"elmofeat.dump and elmofeat.load need skops (>= 0.11 with "
+                          f"scikit-learn >= 1.6), which does not import here: {exc}") from exc
     return skops.io
 
 

@@ -50,6 +50,11 @@ def test_frozen_mix_weights(corpus, bilm):
         ElmoVectorizer(bilm, layer_mix="frozen", mix_weights=[1, 2], cache_dir=None).fit(X)
     with pytest.raises(ValueError, match="all zero"):
         ElmoVectorizer(bilm, layer_mix="frozen", mix_weights=[0, 0, 0], cache_dir=None).fit(X)
+    # finite in float64, inf in the float32 features: refused, not NaN/inf features
+    with pytest.raises(ValueError, match="at most 1e\\+06 in magnitude"):
+        ElmoVectorizer(bilm, layer_mix="frozen", mix_weights=[1e39, 1, 1], cache_dir=None).fit(X)
+    large = ElmoVectorizer(bilm, layer_mix="frozen", mix_weights=[1e6, 1, 1], cache_dir=None).fit(X)
+    assert np.isfinite(large.transform(X)).all()
 
 
 def test_frozen_mix_scales_each_layer_to_unit_spread(corpus, bilm):
