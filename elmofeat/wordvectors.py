@@ -79,7 +79,9 @@ class WordVectorsVectorizer(WordVectorVectorizer):
         from gensim.models import KeyedVectors
 
         if isinstance(self.vectors, KeyedVectors):
-            return self.vectors
+            from .bilm.pretrained import check_finite_vectors
+
+            return check_finite_vectors(self.vectors, "vectors")
         if isinstance(self.vectors, (str, os.PathLike)):
             if not os.path.isfile(self.vectors):
                 raise FileNotFoundError(f"word vectors file not found: {self.vectors}")

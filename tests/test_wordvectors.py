@@ -53,3 +53,30 @@ def test_a_file_is_read_once_for_all_clones(tmp_path, monkeypatch):
     assert len(reads) == 1
     _glove(tmp_path / "g.txt", ["cat", "dog", "mat"], dim=4)  # a changed file is read again
     assert clone(vec).fit(["x"]).keyed_vectors_.vector_size == 4 and len(reads) == 2
+
+
+@pytest.mark.parametrize("content, message", [
+    ("the 0.1 nan\ncat 0.2 0.3\n", r"the vector of 'the' \(row 0\) holds NaN or infinite"),
+    ("the 0.1 0.2\ncat inf 0.3\n", r"the vector of 'cat' \(row 1\) holds NaN or infinite"),
+])
+def test_nan_or_inf_in_a_vectors_file_is_refused(tmp_path, content, message):
+    """They used to give NaN features (and a misleading 'lower learning_rate' from BiLM)."""
+    from elmofeat import BiLM
+
+    path = tmp_path / "vectors.txt"
+    path.write_text(content)
+    with pytest.raises(ValueError, match=message):
+        WordVectorsVectorizer(str(path)).fit(["the cat"])
+    with pytest.raises(ValueError, match=message):
+        BiLM(embedding_dim=2, hidden_dim=4, max_epochs=1, pretrained_vectors=str(path),
+             min_count=1).fit(["the cat sat", "the cat ran"] * 4)
+
+
+def test_a_truncated_gzip_vectors_file_names_the_file(tmp_path):
+    import gzip
+
+    whole = gzip.compress(("\n".join(f"w{i} 0.1 0.2" for i in range(2000)) + "\n").encode())
+    path = tmp_path / "vectors.txt.gz"
+    path.write_bytes(whole[: len(whole) // 2])
+    with pytest.raises(ValueError, match=r"vectors.txt.gz cannot be read as a word-vector file"):
+        WordVectorsVectorizer(str(path)).fit(["w1 w2"])

@@ -4,14 +4,29 @@ from __future__ import annotations
 
 import logging
 import os
+import zlib
 
 import numpy as np
 
 logger = logging.getLogger("elmofeat")
 
 
+def check_finite_vectors(vectors, source) -> "KeyedVectors":  # noqa: F821
+    """``vectors`` (KeyedVectors) if every number is finite; a ``ValueError`` naming
+    ``source`` and the first bad word otherwise (NaN vectors would make NaN features)."""
+    finite = np.isfinite(vectors.vectors).all(axis=1)
+    if not finite.all():
+        bad = int(np.flatnonzero(~finite)[0])
+        raise ValueError(f"{source}: the vector of {vectors.index_to_key[bad]!r} (row {bad}) "
+                         f"holds NaN or infinite values ({int((~finite).sum()):,} such rows)")
+    return vectors
+
+
 def load_word_vectors(path, words=None, first: int = 0) -> "KeyedVectors":  # noqa: F821
     """Read a GloVe (no header) or word2vec (header) text file, optionally gzipped.
+
+    A file that cannot be read as one (truncated gzip, not text, unparsable numbers) or
+    holds NaN or infinite values is a ``ValueError`` that names it.
 
     Parameters
     ----------
@@ -29,6 +44,24 @@ def load_word_vectors(path, words=None, first: int = 0) -> "KeyedVectors":  # no
     path = os.fspath(path)
     if not os.path.isfile(path):
         raise FileNotFoundError(f"pretrained_vectors file not found: {path}")
+    try:
+        vectors = _read_word_vectors(path, words, first)
+    except (EOFError, OSError, zlib.error, UnicodeDecodeError) as exc:
+        if isinstance(exc, FileNotFoundError):
+            raise
+        raise ValueError(f"{path} cannot be read as a word-vector file "
+                         f"({type(exc).__name__}: {exc or 'truncated'})") from exc
+    except ValueError as exc:
+        if str(exc).startswith(path):
+            raise
+        raise ValueError(f"{path} is not a word-vector text file: {exc}") from exc
+    return check_finite_vectors(vectors, path)
+
+
+def _read_word_vectors(path: str, words, first: int):
+    from gensim import utils
+    from gensim.models import KeyedVectors
+
     with utils.open(path, "rb") as f:
         head = f.readline().split()
     has_header = len(head) == 2 and all(part.isdigit() for part in head)
@@ -67,7 +100,7 @@ def resolve_pretrained(pretrained, texts, words=None, first: int = 0):
     if isinstance(pretrained, (str, os.PathLike)):
         return load_word_vectors(pretrained, words, first)
     if isinstance(pretrained, KeyedVectors):
-        return pretrained
+        return check_finite_vectors(pretrained, "pretrained_vectors")
     if hasattr(pretrained, "keyed_vectors_"):
         return pretrained.keyed_vectors_
     if hasattr(pretrained, "fit") and hasattr(pretrained, "get_params"):
