@@ -16,7 +16,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._param_validation import Dtypes, StrOptions
 from ._pooling import POOLING_METHODS, pooled_feature_names
-from ._text import TextTokenizer, validate_documents
+from ._text import TextTokenizer, read_once, validate_documents
 from ._versions import STAMP_KEY, check_version_stamps, version_stamps
 
 
@@ -67,6 +67,16 @@ class BaseTextVectorizer(TextEstimatorMixin, TransformerMixin, BaseEstimator):
         "norm": [StrOptions({"l2"}), None],
         "dtype": [Dtypes(("float32", "float64"))],
     }
+
+    def fit_transform(self, X, y=None, **fit_params):
+        """``fit(X, y).transform(X)``; a one-shot iterable of documents (a generator) is
+        read once, not found empty by ``transform``.
+
+        Returns
+        -------
+        features : ndarray of shape (n_documents, n_features)
+        """
+        return super().fit_transform(read_once(X), y, **fit_params)
 
     def _finish(self, features: np.ndarray) -> np.ndarray:
         """Apply ``norm`` and ``dtype`` to pooled features (float32 internally)."""

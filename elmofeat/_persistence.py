@@ -24,6 +24,7 @@ from ._files import atomic_path
 TRUSTED_TYPES = (
     "elmofeat.bilm.estimator.BiLM",
     "elmofeat.elmo.ElmoVectorizer",
+    "elmofeat.hybrid.FeatureUnion",
     "elmofeat.svd.SVDVectorizer",
     "elmofeat.skipgram.SkipGramVectorizer",
     "elmofeat.wordvectors.WordVectorsVectorizer",

@@ -303,3 +303,14 @@ def _objects(tokens) -> pd.Index:
     them to Arrow strings, which cannot hold a lone surrogate (``"\\ud800"``, valid in a
     Python str) and fail deep inside pyarrow."""
     return pd.Index(tokens, dtype=object)
+
+
+def read_once(X):
+    """``X`` as a list of documents if it is a one-shot iterable (an iterator, a
+    generator), which a fit followed by a transform would find empty; else ``X`` as it is."""
+    try:
+        one_shot = iter(X) is X
+    except TypeError:
+        return X  # validate_documents says what is wrong with it
+    return validate_documents(X) if one_shot else X
+

@@ -5,10 +5,35 @@ from __future__ import annotations
 from numbers import Real
 
 from sklearn.feature_extraction.text import TfidfVectorizer
-from sklearn.pipeline import FeatureUnion, Pipeline
+from sklearn import pipeline
+from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import Normalizer, StandardScaler
 
+from ._text import read_once
 from .elmo import ElmoVectorizer
+
+
+class FeatureUnion(pipeline.FeatureUnion):
+    """scikit-learn's ``FeatureUnion`` that reads a one-shot iterable of documents (a
+    generator) once, so that every part sees all of them rather than the first part
+    emptying it. Same name, parameters and step names as scikit-learn's.
+
+    Examples
+    --------
+    >>> from sklearn.feature_extraction.text import CountVectorizer
+    >>> union = FeatureUnion([("a", CountVectorizer()), ("b", CountVectorizer(binary=True))])
+    >>> union.fit_transform(text for text in ["a cat", "a dog"]).shape
+    (2, 6)
+    """
+
+    def fit(self, X, y=None, **params):
+        return super().fit(read_once(X), y, **params)
+
+    def fit_transform(self, X, y=None, **params):
+        return super().fit_transform(read_once(X), y, **params)
+
+    def transform(self, X, **params):
+        return super().transform(read_once(X), **params)
 
 #: The weight of the ELMo block measured best across the development suite.
 DEFAULT_ELMO_WEIGHT = 0.2

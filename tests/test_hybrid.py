@@ -86,3 +86,21 @@ def test_weight_zero_is_tfidf_alone(corpus, bilm):
 def test_bad_arguments(kwargs, error, match):
     with pytest.raises(error, match=match):
         make_hybrid(**kwargs)
+
+
+def test_one_shot_iterables_are_read_once_everywhere():
+    """fit_transform(generator) used to return 0 rows (SVD, skip-gram, word vectors) or
+    fail with 'X is empty' (the hybrid): a generator is read once, like a list."""
+    from elmofeat import BiLM, ElmoVectorizer, SkipGramVectorizer, SVDVectorizer, make_hybrid
+
+    from .estimator_checks import make_topic_corpus
+
+    docs, _ = make_topic_corpus(40)
+    for vectorizer in (SVDVectorizer(n_components=4, random_state=0),
+                       SkipGramVectorizer(vector_size=4, epochs=1, random_state=0, workers=1),
+                       make_hybrid(ElmoVectorizer(BiLM(embedding_dim=8, hidden_dim=8, max_epochs=1,
+                                                       random_state=0), cache_dir=None))):
+        from_list = vectorizer.fit_transform(docs)
+        from_generator = vectorizer.fit_transform(doc for doc in docs)
+        assert from_generator.shape == from_list.shape and from_list.shape[0] == 40
+        assert vectorizer.transform(doc for doc in docs[:3]).shape[0] == 3

@@ -44,7 +44,9 @@ def encode_words_as_bytes(
         if specials and word in specials:
             codes = np.array([specials[word]], dtype=np.int64)
         else:
-            codes = np.frombuffer(word.encode("utf-8")[:room], dtype=np.uint8).astype(np.int64) + 1
+            # surrogatepass: a lone surrogate (from a badly decoded file) is bytes too
+            codes = np.frombuffer(word.encode("utf-8", "surrogatepass")[:room],
+                                  dtype=np.uint8).astype(np.int64) + 1
         out[i, 1 : 1 + len(codes)] = codes
         out[i, 1 + len(codes)] = END_WORD
     return out

@@ -212,3 +212,14 @@ def test_iter_embed_names_the_index_in_the_whole_stream(fitted):
     with pytest.raises(TypeError, match=r"X\[1200\] is None"):
         for _ in fitted.iter_embed(documents, chunk_size=512):
             pass
+
+
+@pytest.mark.parametrize("token_layer", ["char", "word"])
+def test_lone_surrogates_are_read_by_both_token_layers(token_layer):
+    """A badly decoded file leaves lone surrogates; the char-CNN used to raise
+    UnicodeEncodeError on them while the word layer read them."""
+    texts = ["the cat \udc80 sat", "a dog \ud800ran"] * 6
+    bilm = BiLM(token_layer=token_layer, embedding_dim=8, hidden_dim=8, max_epochs=1,
+                min_count=1, random_state=0).fit(texts)
+    layers = bilm.embed(["the \udc80 cat", "\udfff"])
+    assert layers[0].shape == (3, 3, 16) and all(np.isfinite(x).all() for x in layers)
