@@ -81,6 +81,7 @@ class Interrupt(KeyboardInterrupt):
 @pytest.mark.parametrize("n_threads", [1, "auto", None])
 def test_the_thread_count_is_restored_after_an_error_or_an_interrupt(monkeypatch, error, n_threads):
     docs, _ = make_topic_corpus(40)
+    original = torch.get_num_threads()
     torch.set_num_threads(2)
     fitted = BiLM(embedding_dim=8, hidden_dim=8, max_epochs=1, random_state=0).fit(docs)
 
@@ -99,4 +100,4 @@ def test_the_thread_count_is_restored_after_an_error_or_an_interrupt(monkeypatch
                 call()
             assert torch.get_num_threads() == 2
     finally:
-        torch.set_num_threads(2)
+        torch.set_num_threads(original)

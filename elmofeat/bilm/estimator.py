@@ -492,7 +492,8 @@ class BiLM(EmbeddingMixin, PersistenceMixin, TextEstimatorMixin, BaseEstimator):
             self.n_representations_ = self.n_layers + 1
             # The spread of each layer over the training texts: what a frozen mix
             # divides by when there are no texts of the user's to measure it on.
-            self.layer_scales_ = layer_spread(*self._embed_tokens(data.scale_sample()))
+            self.layer_scales_ = layer_spread(*self._embed_tokens(data.scale_sample(),
+                                                                within_fit=True))
         return self
 
     def _train(self, data, seed: int) -> None:

@@ -25,9 +25,11 @@ from .train import evaluate_perplexity
 class EmbeddingMixin:
     """``embed``, ``iter_embed``, ``embed_flat``, ``perplexity`` and ``score`` of a fitted BiLM."""
 
-    def _inference_context(self):
+    def _inference_context(self, within_fit: bool = False):
+        """``within_fit``: inside ``fit``, which follows the training's thread policy
+        (torch's count unless ``n_threads`` says otherwise) from start to end."""
         stack = contextlib.ExitStack()
-        stack.enter_context(adaptive_threads(self.n_threads))
+        stack.enter_context(adaptive_threads(self.n_threads, training=within_fit))
         stack.enter_context(torch.inference_mode())
         stack.enter_context(autocast(str(self._device), self._bf16(False)))
         return stack
@@ -81,7 +83,8 @@ class EmbeddingMixin:
         check_is_fitted(self, "language_model_")
         return self._embed_tokens(self._tokenize(X), batch_size)
 
-    def _embed_tokens(self, token_lists, batch_size=None) -> tuple[np.ndarray, np.ndarray]:
+    def _embed_tokens(self, token_lists, batch_size=None,
+                      within_fit: bool = False) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`embed_flat` of documents already cut into tokens."""
         windows = self._windows(token_lists)
         chars = self._chars(windows)
@@ -91,7 +94,7 @@ class EmbeddingMixin:
         batches = bucket_batches(lengths, batch_size or 4 * self.batch_size)
         lm = self.language_model_
         to_host = _HostCopy(self._device, batches, lengths, out.shape[1:])
-        with self._inference_context():
+        with self._inference_context(within_fit):
             for batch in iter_batches(windows, batches, chars, self._device):
                 tick()
                 layers = lm.encoder.layer_representations(batch.inputs, batch.lengths)
