@@ -21,6 +21,7 @@ prevent that:
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -76,6 +77,36 @@ def documents_digest(documents) -> str:
     return digest.hexdigest()
 
 
+@functools.lru_cache(maxsize=8)
+def _file_digest(path: str, size: int, mtime_ns: int) -> str:
+    """SHA-256 of a file's bytes (memoised by its path, size and modification time)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as file:
+        while chunk := file.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def file_identity(path) -> str:
+    """What a file given as a parameter contributes to a key: its content (size,
+    modification time and SHA-256), not its name, so that a file rewritten at the same
+    path is a new key."""
+    real = os.path.realpath(path)
+    try:
+        info = os.stat(real)
+    except OSError:
+        return f"missing:{real}"
+    return f"{info.st_size}:{_file_digest(real, info.st_size, info.st_mtime_ns)}"
+
+
+def _described_params(bilm) -> dict:
+    """The parameters that make a pretrained model what it is, as text (run settings and
+    placement do not change it)."""
+    params = bilm.get_params(deep=False)
+    ignored = set(type(bilm)._run_settings) | set(type(bilm)._placement_params)
+    return {k: repr(v) for k, v in sorted(params.items()) if k not in ignored}
+
+
 def bilm_key(bilm, documents) -> str | None:
     """Cache key of ``bilm`` pretrained on ``documents``; None if it cannot be keyed."""
     params = bilm.get_params(deep=False)
@@ -84,9 +115,9 @@ def bilm_key(bilm, documents) -> str | None:
     pretrained = params.get("pretrained_vectors")
     if pretrained is not None and not isinstance(pretrained, (str, os.PathLike)):
         return None
-    # Run settings and placement do not change the pretrained model.
-    ignored = set(type(bilm)._run_settings) | set(type(bilm)._placement_params)
-    described = {k: repr(v) for k, v in sorted(params.items()) if k not in ignored}
+    described = _described_params(bilm)
+    if pretrained is not None:
+        described["pretrained_vectors"] = file_identity(pretrained)
     text = json.dumps(described, sort_keys=True) + documents_digest(documents)
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
@@ -125,8 +156,13 @@ class BiLMCache:
         key = bilm_key(bilm, documents)
         if not isinstance(bilm.random_state, Integral) or isinstance(bilm.random_state, bool):
             folder = None
+        expected = _described_params(bilm)
+
+        def matches(loaded) -> bool:  # a file planted under the key is not taken on trust
+            return _described_params(loaded) == expected
+
         return self._cached(key, lambda: clone(bilm).fit(documents), len(documents), folder,
-                            bilm.device)
+                            bilm.device, matches)
 
     def adapted(self, base, documents, params: dict, folder: Path | None):
         """A copy of the fitted ``base`` whose pretraining continued on ``documents``
@@ -146,7 +182,8 @@ class BiLMCache:
             key = hashlib.sha256(text.encode()).hexdigest()[:32]
         return self._cached(key, adapt, len(documents), folder, base.device)
 
-    def _cached(self, key, make, n_documents: int, folder: Path | None, device):
+    def _cached(self, key, make, n_documents: int, folder: Path | None, device,
+                matches=lambda loaded: True):
         if key is None:
             return make()
         if key in self._memory:
@@ -163,11 +200,11 @@ class BiLMCache:
         if folder is None:
             fitted = make()
         else:
-            fitted = self._from_folder(make, key, n_documents, folder, device)
+            fitted = self._from_folder(make, key, n_documents, folder, device, matches)
         self._remember(key, fitted)
         return fitted
 
-    def _from_folder(self, make, key: str, n_documents: int, folder: Path, device):
+    def _from_folder(self, make, key: str, n_documents: int, folder: Path, device, matches):
         from filelock import FileLock
 
         from .bilm import BiLM
@@ -177,10 +214,12 @@ class BiLMCache:
             if path.is_file() and not path.is_symlink():
                 try:
                     loaded = BiLM.load(path, device=device)
-                    os.utime(path, follow_symlinks=False)  # recently used
-                    return loaded
+                    if matches(loaded):
+                        os.utime(path, follow_symlinks=False)  # recently used
+                        return loaded
                 except (ValueError, OSError):
-                    path.unlink(missing_ok=True)  # unreadable entry: pretrain again
+                    pass
+                path.unlink(missing_ok=True)  # unreadable or not this model: pretrain again
             start = time.perf_counter()
             fitted = make()
             # The cache is a convenience: failing to write it never loses the model.

@@ -24,7 +24,6 @@ from ._malloc import reuse_large_blocks
 from ._threads import N_THREADS_CONSTRAINTS, adaptive_threads
 from ._torch import resolve_device
 from .bilm import BiLM
-from .bilm.io import weights_digest
 from ._fitted_mix import LinearMix, ReluMix, frozen_mix, layer_spread, pool_layers
 from ._mix_training import (HeadConfig, alignment_documents, cross_fitting_folds,
                             fit_supervised_mix, pooled_features)
@@ -301,6 +300,19 @@ class ElmoVectorizer(BaseTextVectorizer):
         bilm = self.bilm if _is_fitted_bilm(self.bilm) else clone(self.bilm, safe=False)
         return self._clone_sharing(bilm=bilm)
 
+    def set_params(self, **params):
+        """Set parameters, ``bilm__*`` included. A fitted ``bilm`` is shared (by clones,
+        by the caller), so it is copied before a ``bilm__*`` parameter changes it (copy on
+        write: the weights stay shared); everyone else's biLM is left as it was.
+
+        Returns
+        -------
+        self : ElmoVectorizer
+        """
+        if any(key.startswith("bilm__") for key in params) and _is_fitted_bilm(self.bilm):
+            self.bilm = self.bilm._shallow_copy()
+        return super().set_params(**params)
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.target_tags.required = self.layer_mix != "frozen"  # supervised mixes need y
@@ -411,15 +423,22 @@ class ElmoVectorizer(BaseTextVectorizer):
     def _layers(self, documents):
         """Representations for fitting: kept in the process cache for reuse (the other
         candidates of a search, cross-fitting)."""
-        return _bilm_cache.REPRESENTATIONS.embed(self.bilm_, self._bilm_id_, documents,
+        return _bilm_cache.REPRESENTATIONS.embed(self.bilm_, self._representation_key(), documents,
                                                  batch_size=self.batch_size)
 
     def _cached_layers(self, documents, token_lists):
         """Representations for transforming: taken from the cache where a fit left them,
         never added to it, so transforming a corpus keeps no memory."""
-        return _bilm_cache.REPRESENTATIONS.embed(self.bilm_, self._bilm_id_, documents,
+        return _bilm_cache.REPRESENTATIONS.embed(self.bilm_, self._representation_key(), documents,
                                                  store=False, batch_size=self.batch_size,
                                                  token_lists=token_lists)
+
+    def _representation_key(self) -> str:
+        """What the biLM's layers of a document depend on: its current weights (a biLM
+        fitted again in place gets a new key), its tokenization and windows, its device."""
+        bilm = self.bilm_
+        return bilm._weights_key() + repr((bilm.lowercase, bilm.token_pattern, bilm.max_len,
+                                           str(bilm._device)))
 
     # --------------------------------------------------------------------- fitting
     def _layer_spread(self, documents, seed) -> np.ndarray:
@@ -475,8 +494,6 @@ class ElmoVectorizer(BaseTextVectorizer):
         random_state = check_random_state(self.random_state)
         # The biLM learns from every text, labelled or not.
         self.bilm_ = self._pretrained_bilm(documents, random_state)
-        self._bilm_id_ = weights_digest(self.bilm_) + repr(
-            (self.bilm_.lowercase, self.bilm_.token_pattern, self.bilm_.max_len))
         seed = int(random_state.randint(2**31 - 1))
         # Every mix sees each layer divided by its spread (label-free: every document).
         self.layer_scales_ = self._scales(documents, seed)

@@ -178,3 +178,34 @@ def test_an_unseeded_biLM_is_shared_in_the_process_and_never_kept_on_disk(texts,
     assert not np.array_equal(third.bilm_.embed_flat(texts[:2])[0], first.bilm_.embed_flat(texts[:2])[0])
     ElmoVectorizer(BiLM(**TINY), cache_dir=folder).fit(texts)  # a seeded one is kept
     assert len(list(folder.glob("bilm-*.pt"))) == 1
+
+
+def test_a_vectors_file_rewritten_at_the_same_path_is_a_new_key(texts, tmp_path):
+    """The key held only the path of pretrained_vectors: rewriting the file brought the
+    old model back, from memory and from disk."""
+    import os
+
+    vectors = tmp_path / "vectors.txt"
+    words = sorted({w for t in texts for w in t.split()})
+    vectors.write_text("".join(f"{w} 0.1 0.2 0.3 0.4 0.5 0.6 0.7 0.8\n" for w in words))
+    params = {**TINY, "pretrained_vectors": str(vectors)}
+    key_before = _bilm_cache.bilm_key(BiLM(**params), texts)
+    first = ElmoVectorizer(BiLM(**params), cache_dir=tmp_path / "cache").fit(texts)
+    vectors.write_text("".join(f"{w} -0.5 0.3 0.1 0.9 -0.2 0.4 0.8 -0.7\n" for w in words))
+    os.utime(vectors, ns=(1, 1))  # even with an old modification time: the content differs
+    assert _bilm_cache.bilm_key(BiLM(**params), texts) != key_before
+    second = ElmoVectorizer(BiLM(**params), cache_dir=tmp_path / "cache").fit(texts)
+    assert second.bilm_ is not first.bilm_
+    assert len(list((tmp_path / "cache").glob("bilm-*.pt"))) == 2
+
+
+def test_a_model_planted_under_a_key_is_checked_before_use(texts, tmp_path):
+    """A valid model of another width saved under the key's file name was used as is."""
+    folder = tmp_path / "cache"
+    key = _bilm_cache.bilm_key(BiLM(**TINY), texts)
+    _bilm_cache.private_folder(folder)
+    BiLM(**{**TINY, "embedding_dim": 4, "hidden_dim": 4}).fit(texts).save(folder / f"bilm-{key}.pt")
+    fitted = ElmoVectorizer(BiLM(**TINY), cache_dir=folder).fit(texts)
+    assert fitted.bilm_.embedding_dim == 8 and fitted.bilm_.output_dim_ == 16
+    assert (folder / "pretrain.log").is_file()  # it pretrained the model asked for
+    assert BiLM.load(folder / f"bilm-{key}.pt").embedding_dim == 8  # and replaced the plant

@@ -593,3 +593,34 @@ def test_scale_layers_bilm_takes_the_biLMs_own_scales_whatever_the_texts(corpus,
     old.layer_scales_ = None
     with pytest.raises(ValueError, match="scale_layers='bilm' needs a biLM that measured"):
         ElmoVectorizer(old, layer_mix="frozen", scale_layers="bilm", cache_dir=None).fit(X)
+
+
+def test_a_clone_changing_bilm_params_leaves_the_original_and_its_output(corpus, bilm):
+    """Clones share a fitted biLM; set_params(bilm__*) on one (as a GridSearchCV over
+    elmo__bilm__* does) used to change the user's biLM and the original's features."""
+    X, _ = corpus
+    original = ElmoVectorizer(bilm, layer_mix="frozen", cache_dir=None).fit(X)
+    before = original.transform(X[:5])
+    twin = clone(original).set_params(bilm__max_len=4)
+    assert bilm.max_len != 4 and original.bilm.max_len == bilm.max_len
+    assert twin.bilm.max_len == 4 and twin.bilm.language_model_ is bilm.language_model_
+    twin.fit(X)
+    np.testing.assert_array_equal(original.transform(X[:5]), before)
+    assert not np.array_equal(twin.transform(X[:5]), before)
+
+
+def test_refitting_a_shared_bilm_in_place_is_seen_by_transform(corpus):
+    """The cached layers were keyed once, at fit: after bilm.fit(other texts) transform
+    kept returning the old weights' layers until clear_caches()."""
+    X, _ = corpus
+    shared = BiLM(**SMALL_BILM).fit(X)
+    vec = ElmoVectorizer(shared, layer_mix="frozen", cache_dir=None).fit(X)
+    old = vec.transform(X[:5])
+    shared.set_params(random_state=7).fit(X[::-1])
+    fresh = ElmoVectorizer(shared, layer_mix="frozen", scale_layers=False, cache_dir=None)
+    new_layers = fresh.fit(X).transform(X[:5])
+    now = vec.transform(X[:5])
+    assert not np.array_equal(now, old)
+    expected = vec.mix_.pool(*shared.embed_flat(X[:5]), vec.pooling)
+    np.testing.assert_allclose(now, expected, rtol=1e-5, atol=1e-6)
+    assert new_layers.shape == now.shape

@@ -531,6 +531,18 @@ class BiLM(EmbeddingMixin, PersistenceMixin, TextEstimatorMixin, BaseEstimator):
             record["training_tokens"] = int(data.train.n_tokens)
         self.history_ = history + records
         self.language_model_ = lm.eval()
+        self._weights_key_ = None  # new weights: layers cached for the old ones are stale
+
+    def _weights_key(self) -> str:
+        """Names the current weights (their SHA-256, computed once per fit or load):
+        what cached layer representations are keyed by, so that a biLM fitted again in
+        place never gets the layers of its old weights back."""
+        key = getattr(self, "_weights_key_", None)
+        if key is None:
+            from .io import weights_digest
+
+            key = self._weights_key_ = weights_digest(self)
+        return key
 
     def _check_same_architecture(self, lm) -> None:
         expected = self._build_language_model(len(self.vocabulary_),
@@ -559,10 +571,18 @@ class BiLM(EmbeddingMixin, PersistenceMixin, TextEstimatorMixin, BaseEstimator):
             np.concatenate([vocabulary.counts, np.zeros(len(words), np.int64)]),
             unknown=vocabulary.unknown)
 
+    def _shallow_copy(self) -> "BiLM":
+        """A new BiLM sharing this one's fitted state (weights included) but with
+        parameters of its own: copy on write for a shared fitted biLM. (``copy.copy``
+        would go through pickling's ``__getstate__`` and rebuild the modules.)"""
+        twin = object.__new__(type(self))
+        twin.__dict__.update(self.__dict__)
+        return twin
+
     def _moved_to(self, device) -> "BiLM":
         """A copy of this fitted biLM whose modules live on ``device`` (this one is left
         where it is: it may be shared)."""
-        moved = copy.copy(self)
+        moved = self._shallow_copy()
         moved.device = device
         moved.language_model_ = copy.deepcopy(self.language_model_).to(resolve_device(device))
         return moved
