@@ -26,6 +26,7 @@ import hashlib
 import json
 import os
 import stat
+import threading
 import time
 import warnings
 from collections import OrderedDict
@@ -34,6 +35,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ._file_lock import shared_lock
+from ._files import remove_stale_temporaries
 from ._malloc import release_free_memory
 from .exceptions import CacheWarning
 
@@ -128,6 +131,7 @@ def _evict(folder: Path, keep: int) -> None:
     for old in files[keep:]:
         old.unlink(missing_ok=True)
         old.with_suffix(".lock").unlink(missing_ok=True)
+    remove_stale_temporaries(folder, ".bilm-*.tmp")  # writes of other entries, killed
 
 
 class BiLMCache:
@@ -135,6 +139,8 @@ class BiLMCache:
 
     def __init__(self):
         self._memory: OrderedDict = OrderedDict()
+        self._lock = threading.Lock()  # guards _memory and _pending
+        self._pending: dict = {}  # key -> the lock of the thread pretraining it
 
     def _remember(self, key, bilm):
         self._memory[key] = bilm
@@ -186,31 +192,46 @@ class BiLMCache:
                 matches=lambda loaded: True):
         if key is None:
             return make()
-        if key in self._memory:
-            self._memory.move_to_end(key)
-            return self._memory[key]
+        with self._lock:
+            if key in self._memory:
+                self._memory.move_to_end(key)
+                return self._memory[key]
+            pending = self._pending.setdefault(key, threading.Lock())
+        # Threads asking for the same model wait for the one that makes it.
+        with pending:
+            with self._lock:
+                if key in self._memory:
+                    return self._memory[key]
+            try:
+                fitted = self._make_or_load(key, make, n_documents, folder, device, matches)
+            finally:
+                with self._lock:
+                    self._pending.pop(key, None)
+            with self._lock:
+                self._remember(key, fitted)
+            return fitted
+
+    def _make_or_load(self, key, make, n_documents, folder, device, matches):
         if folder is not None:
             try:
                 folder = private_folder(Path(folder))
             except OSError as exc:
                 warnings.warn(f"not using the biLM cache folder: {exc}; pretraining without it "
                               "(set cache_dir to a private folder, or None)", CacheWarning,
-                              stacklevel=4)
+                              stacklevel=5)
                 folder = None
         if folder is None:
-            fitted = make()
-        else:
-            fitted = self._from_folder(make, key, n_documents, folder, device, matches)
-        self._remember(key, fitted)
-        return fitted
+            return make()
+        return self._from_folder(make, key, n_documents, folder, device, matches)
 
     def _from_folder(self, make, key: str, n_documents: int, folder: Path, device, matches):
-        from filelock import FileLock
-
         from .bilm import BiLM
 
         path = folder / f"bilm-{key}.pt"
-        with FileLock(folder / f"bilm-{key}.lock"):
+        with shared_lock(folder / f"bilm-{key}.lock", "the pretrained biLM",
+                         stacklevel=7) as locked:
+            if not locked:  # said why (a warning): pretrain, keep it in memory only
+                return make()
             if path.is_file() and not path.is_symlink():
                 try:
                     loaded = BiLM.load(path, device=device)
@@ -231,26 +252,35 @@ class BiLMCache:
                      "seconds": round(time.perf_counter() - start, 3)}))
             except OSError as exc:
                 warnings.warn(f"could not write the biLM cache in {folder}: {exc}; the fitted "
-                              "biLM is kept in memory only", CacheWarning, stacklevel=5)
+                              "biLM is kept in memory only", CacheWarning, stacklevel=6)
         return fitted
 
     def clear(self):
-        self._memory.clear()
+        with self._lock:
+            self._memory.clear()
 
 
 class RepresentationCache:
-    """Per-document layer representations of fitted biLMs, within a byte budget (LRU)."""
+    """Per-document layer representations of fitted biLMs, within a byte budget (LRU).
+
+    Safe to share between threads (``GridSearchCV`` under the threading backend): the
+    entries are read and written under a lock, and a call keeps references to the
+    entries it found, so an eviction by another thread cannot take them away; the biLM
+    runs outside the lock.
+    """
 
     def __init__(self, max_bytes: int = 2 << 30):
         self.max_bytes = max_bytes
         self._entries: OrderedDict = OrderedDict()
         self._bytes = 0
+        self._lock = threading.RLock()
         self.hits = self.misses = 0
 
     def clear(self):
-        had_entries = bool(self._entries)
-        self._entries.clear()
-        self._bytes = 0
+        with self._lock:
+            had_entries = bool(self._entries)
+            self._entries.clear()
+            self._bytes = 0
         if had_entries:
             release_free_memory()
 
@@ -262,9 +292,12 @@ class RepresentationCache:
         the documents' tokens, when the caller has them already."""
         keys = [(bilm_id, hashlib.sha256(d.encode("utf-8", "surrogatepass")).digest())
                 for d in documents]
-        missing = [i for i, k in enumerate(keys) if k not in self._entries]
-        self.hits += len(documents) - len(missing)
-        self.misses += len(missing)
+        with self._lock:
+            held = {k: self._entries[k] for k in keys if k in self._entries}
+            self._touch(held)
+            missing = [i for i, k in enumerate(keys) if k not in held]
+            self.hits += len(documents) - len(missing)
+            self.misses += len(missing)
         fresh = {}
         if missing:
             if token_lists is None:
@@ -274,12 +307,11 @@ class RepresentationCache:
             for j, i in enumerate(missing):
                 fresh[keys[i]] = layers[offsets[j] : offsets[j + 1]]
         all_fresh = bool(documents) and len(missing) == len(documents)
-        # Taken before storing: a store may evict cached entries this call needs.
-        parts = None if all_fresh else [fresh[k] if k in fresh else self._entries[k] for k in keys]
-        if store:
-            for key, value in fresh.items():
-                self._store(key, value)
-        self._touch(keys)
+        parts = None if all_fresh else [fresh[k] if k in fresh else held[k] for k in keys]
+        if store and fresh:
+            with self._lock:
+                for key, value in fresh.items():
+                    self._store(key, value)
         if all_fresh:
             # Nothing was cached: the computed array is the answer already (joining its
             # pieces again would hold a third copy of every layer at the peak of a fit).
@@ -290,7 +322,7 @@ class RepresentationCache:
         return (np.concatenate(parts) if parts else np.zeros(shape, np.float32)), offsets
 
     def _touch(self, keys) -> None:
-        """Mark ``keys`` as the most recently used."""
+        """Mark ``keys`` as the most recently used (the lock is held)."""
         for key in keys:
             if key in self._entries:
                 self._entries.move_to_end(key)
@@ -298,10 +330,11 @@ class RepresentationCache:
     def shrink_to(self, max_bytes: int) -> None:
         """Drop the least recently used entries until at most ``max_bytes`` are held."""
         dropped = False
-        while self._entries and self._bytes > max_bytes:
-            _, old = self._entries.popitem(last=False)
-            self._bytes -= old.nbytes
-            dropped = True
+        with self._lock:
+            while self._entries and self._bytes > max_bytes:
+                _, old = self._entries.popitem(last=False)
+                self._bytes -= old.nbytes
+                dropped = True
         if dropped:
             release_free_memory()
 
@@ -311,6 +344,7 @@ class RepresentationCache:
         return self._bytes
 
     def _store(self, key, value: np.ndarray):
+        """Add one entry, evicting the oldest beyond the budget (the lock is held)."""
         if self.max_bytes <= 0 or value.nbytes > self.max_bytes or key in self._entries:
             return
         value = value.copy()  # do not keep the whole batch array alive

@@ -6,12 +6,47 @@ import contextlib
 import errno
 import os
 import tempfile
+import time
 from pathlib import Path
 
 from .exceptions import DiskFullError
 
-_UMASK = os.umask(0o022)
-os.umask(_UMASK)
+
+def _current_umask() -> int:
+    """The process's umask, read without changing it where the system tells (Linux);
+    elsewhere set and set back at once (the only portable way)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+_UMASK = _current_umask()
+
+
+#: A temporary file untouched for this long belongs to a writer that was killed.
+STALE_SECONDS = 3600.0
+
+
+def remove_stale_temporaries(folder, pattern: str) -> int:
+    """Delete the temporary files matching ``pattern`` in ``folder`` that nobody has
+    written for :data:`STALE_SECONDS` (left by a save that was killed: a ``finally``
+    cannot run after SIGKILL); return how many. A writer at work keeps its file fresh."""
+    removed, now = 0, time.time()
+    for leftover in Path(folder).glob(pattern):
+        try:
+            if now - leftover.lstat().st_mtime > STALE_SECONDS:
+                leftover.unlink()
+                removed += 1
+        except OSError:
+            pass  # gone already, or not ours to remove
+    return removed
 
 
 @contextlib.contextmanager
@@ -31,6 +66,7 @@ def atomic_path(path):
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    remove_stale_temporaries(path.parent, f".{path.name}.*.tmp")
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     os.close(handle)
     temporary = Path(temporary)

@@ -209,3 +209,108 @@ def test_a_model_planted_under_a_key_is_checked_before_use(texts, tmp_path):
     assert fitted.bilm_.embedding_dim == 8 and fitted.bilm_.output_dim_ == 16
     assert (folder / "pretrain.log").is_file()  # it pretrained the model asked for
     assert BiLM.load(folder / f"bilm-{key}.pt").embedding_dim == 8  # and replaced the plant
+
+
+@posix_only
+def test_a_lock_that_cannot_be_taken_warns_and_the_fit_goes_on(texts, tmp_path):
+    """A link planted where the lock goes (or a folder that cannot be written): the lock
+    was taken outside the guarded save, and the fit crashed."""
+    folder = _bilm_cache.private_folder(tmp_path / "cache")
+    key = _bilm_cache.bilm_key(BiLM(**TINY), texts)
+    (folder / f"bilm-{key}.lock").symlink_to(tmp_path / "missing" / "x.lock")
+    with pytest.warns(CacheWarning, match="cannot lock"):
+        fitted = ElmoVectorizer(BiLM(**TINY), cache_dir=folder).fit(texts)
+    assert fitted.bilm_.output_dim_ == 16
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="process states from /proc")
+def test_a_stopped_lock_holder_is_not_waited_for(texts, tmp_path, monkeypatch):
+    """A process holding the cache lock and suspended (Ctrl-Z) made a second one wait
+    with no message and no end."""
+    import signal
+    import time
+
+    from elmofeat import _file_lock
+
+    folder = _bilm_cache.private_folder(tmp_path / "cache")
+    key = _bilm_cache.bilm_key(BiLM(**TINY), texts)
+    lock = folder / f"bilm-{key}.lock"
+    holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
+        import sys, time
+        from pathlib import Path
+        from elmofeat._file_lock import shared_lock
+        with shared_lock(Path({str(lock)!r}), "a model") as held:
+            print(held, flush=True)
+            time.sleep(60)
+        """)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "True"
+        os.kill(holder.pid, signal.SIGSTOP)
+        monkeypatch.setattr(_file_lock, "NOTICE_AFTER", 0.0)
+        start = time.monotonic()
+        with pytest.warns(CacheWarning, match=rf"held by process {holder.pid}, which is stopped"):
+            fitted = ElmoVectorizer(BiLM(**TINY), cache_dir=folder).fit(texts)
+        assert time.monotonic() - start < 30 and fitted.bilm_.output_dim_ == 16
+    finally:
+        os.kill(holder.pid, signal.SIGKILL)
+        holder.wait()
+
+
+def test_a_running_lock_holder_is_announced_then_given_up_on(tmp_path, monkeypatch):
+    from elmofeat import _file_lock
+
+    lock = tmp_path / "x.lock"
+    monkeypatch.setattr(_file_lock, "NOTICE_AFTER", 0.2)
+    monkeypatch.setattr(_file_lock, "GIVE_UP_AFTER", 1.5)
+    holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
+        import time
+        from pathlib import Path
+        from elmofeat._file_lock import shared_lock
+        with shared_lock(Path({str(lock)!r}), "a model") as held:
+            print(held, flush=True)
+            time.sleep(60)
+        """)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "True"
+        with pytest.warns(CacheWarning) as caught:
+            with _file_lock.shared_lock(lock, "a model") as held:
+                assert held is False
+        messages = [str(w.message) for w in caught]
+        assert any(f"waiting for process {holder.pid}" in m for m in messages)
+        assert any("gave up after" in m for m in messages)
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_the_caches_are_safe_to_share_between_threads(texts):
+    """GridSearchCV under the threading backend with a small layer budget raised
+    KeyError (an entry evicted by one thread between another's check and read)."""
+    import joblib
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import GridSearchCV
+    from sklearn.pipeline import Pipeline
+
+    import elmofeat
+
+    from .estimator_checks import make_topic_corpus
+
+    docs, y = make_topic_corpus(90)
+    bilm = BiLM(**TINY).fit(docs)
+    for _ in range(2):
+        elmofeat.clear_caches()
+        with elmofeat.config_context(representation_cache_bytes=20_000):
+            pipe = Pipeline([("elmo", ElmoVectorizer(bilm, cv=2, cache_dir=None, random_state=0)),
+                             ("clf", LogisticRegression(max_iter=200))])
+            with joblib.parallel_backend("threading", n_jobs=2):
+                search = GridSearchCV(pipe, {"elmo__layer_mix": ["frozen", "trainable", "mlp"]},
+                                      cv=3, n_jobs=2, error_score="raise").fit(docs, y)
+        assert search.best_score_ > 0
+    # Fits from threads that ask for the same unfitted biLM pretrain it once.
+    from concurrent.futures import ThreadPoolExecutor
+
+    elmofeat.clear_caches()
+    with ThreadPoolExecutor(4) as pool:
+        fitted = list(pool.map(lambda _: ElmoVectorizer(BiLM(**TINY), layer_mix="frozen",
+                                                        cache_dir=None).fit(texts), range(4)))
+    assert len({id(vec.bilm_) for vec in fitted}) == 1

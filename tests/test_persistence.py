@@ -77,3 +77,29 @@ def test_a_failed_dump_keeps_the_previous_file(corpus, tmp_path):
         elmofeat.dump(Unsavable(), path)
     assert path.read_bytes() == before
     assert [p.name for p in tmp_path.iterdir()] == ["m.skops"]
+
+
+def test_temporaries_of_killed_saves_are_removed_by_the_next_save(tmp_path):
+    """A save killed by SIGKILL cannot remove its temporary file: the next save of the
+    same file, and the biLM cache's eviction, remove those nobody has written for an hour."""
+    import os
+    import time
+
+    from elmofeat._bilm_cache import _evict
+    from elmofeat._files import STALE_SECONDS, atomic_path
+
+    target = tmp_path / "model.pt"
+    stale = tmp_path / ".model.pt.abc123.tmp"
+    fresh = tmp_path / ".model.pt.def456.tmp"  # another writer, at work now
+    other = tmp_path / ".bilm-0123.pt.xyz.tmp"
+    for path in (stale, fresh, other):
+        path.write_bytes(b"partial")
+    old = time.time() - STALE_SECONDS - 60
+    os.utime(stale, (old, old))
+    os.utime(other, (old, old))
+    with atomic_path(target) as temporary:
+        temporary.write_text("done")
+    assert target.read_text() == "done"
+    assert not stale.exists() and fresh.exists() and other.exists()
+    _evict(tmp_path, keep=8)
+    assert not other.exists() and fresh.exists()

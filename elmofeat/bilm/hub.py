@@ -125,8 +125,7 @@ def cache_folder(cache_dir=None) -> Path:
 
 
 def _download(source: ModelSource, cache_dir) -> Path:
-    from filelock import FileLock
-
+    from .._file_lock import shared_lock
     from ..datasets._base import ChecksumError, RemoteFile, fetch_file
 
     folder = cache_folder(cache_dir) / f"{source.name}-{source.sha256[:16]}"
@@ -137,11 +136,12 @@ def _download(source: ModelSource, cache_dir) -> Path:
         except ValueError:
             target.unlink()  # a damaged copy: fetch it again
     folder.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(folder / ".lock")):  # parallel workers download once
+    # Parallel workers download once; without the lock each downloads (atomically).
+    with shared_lock(folder / ".lock", f"the download of {source.name!r}"):
         if not target.is_file():
             try:
                 fetch_file(RemoteFile(WEIGHTS_NAME, source.url, f"sha256:{source.sha256}"),
-                           folder, n_retries=2)
+                           folder, n_retries=2, progress=True)
             except ChecksumError as exc:
                 raise ValueError(f"pretrained model {source.name!r}: {exc}. The download "
                                  "was refused; the registered file may have changed at its "
