@@ -200,6 +200,22 @@ def test_a_stopped_run_resumes_from_its_finished_splits(data_home, tmp_path, mon
     assert calls == ["tfidf", "svd"] * 2
 
 
+@pytest.mark.parametrize("content", ["[1, 2]", '{"entry": 3}', '{"settings": {}, "entry": {}}',
+                                     '{"settings": {}, "entry": {"name": "x", "methods": [],'
+                                     ' "train_size": 1, "test_size": 1}}', "null"])
+def test_resume_with_a_split_file_of_another_shape_runs_the_split_again(data_home, tmp_path,
+                                                                        content):
+    """Valid JSON of the wrong shape in a split file gave a traceback on --resume."""
+    settings = BenchmarkSettings(datasets=("ag_news",), methods=("tfidf",), folds=2,
+                                  ag_news_documents=200)
+    quiet = dict(data_home=data_home, progress=False, log=lambda line: None)
+    (tmp_path / "ag_news-1.json").write_text(content)
+    with pytest.warns(UserWarning, match="ag_news-1.json is not a split file of this suite"):
+        results = run_benchmark(settings, splits_dir=tmp_path, resume=True, **quiet)
+    assert len(results["datasets"]["ag_news"]["splits"]) == 2
+    assert json.loads((tmp_path / "ag_news-1.json").read_text())["entry"]["methods"]
+
+
 def test_rows_of_another_run_join_an_existing_report(data_home, tmp_path, capsys):
     out = tmp_path / "report"
     common = ["--quick", "--datasets", "ag_news", "--data-home", str(data_home),

@@ -14,6 +14,7 @@ import os
 import platform
 import re
 import time
+import warnings
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
@@ -176,11 +177,25 @@ def _finished_split(path, settings, split) -> dict | None:
         saved = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None  # unreadable: run the split again
+    if not _is_split_file(saved):
+        warnings.warn(f"{path} is not a split file of this suite (valid JSON of another "
+                      "shape); running the split again", UserWarning, stacklevel=3)
+        return None
     same = (saved.get("settings") == json.loads(json.dumps(settings.to_dict()))
             and saved.get("elmofeat") == _environment()["elmofeat"]
             and saved["entry"]["train_size"] == len(split.X_train)
             and saved["entry"]["test_size"] == len(split.X_test))
     return saved["entry"] if same else None
+
+
+def _is_split_file(saved) -> bool:
+    """Whether ``saved`` has the shape :func:`_keep_split` writes."""
+    entry = saved.get("entry") if isinstance(saved, dict) else None
+    return (isinstance(entry, dict) and isinstance(saved.get("settings"), dict)
+            and isinstance(entry.get("name"), str) and isinstance(entry.get("methods"), dict)
+            and all(isinstance(entry.get(k), int) and not isinstance(entry.get(k), bool)
+                    for k in ("train_size", "test_size"))
+            and all(isinstance(v, dict) for v in entry["methods"].values()))
 
 
 def _keep_split(path, settings, entry) -> None:
