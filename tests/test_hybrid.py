@@ -104,3 +104,20 @@ def test_one_shot_iterables_are_read_once_everywhere():
         from_generator = vectorizer.fit_transform(doc for doc in docs)
         assert from_generator.shape == from_list.shape and from_list.shape[0] == 40
         assert vectorizer.transform(doc for doc in docs[:3]).shape[0] == 3
+
+
+def test_a_streamed_corpus_with_an_unfitted_vectorizer_start_is_refused_clearly():
+    """A generator is a streamed corpus: an unfitted SVDVectorizer cannot be fitted on it
+    as well (it would need a second pass); the error says so (it used to be 'X is empty')."""
+    from elmofeat import BiLM, SVDVectorizer
+
+    from .estimator_checks import make_topic_corpus
+
+    docs, _ = make_topic_corpus(30)
+    bilm = BiLM(embedding_dim=8, hidden_dim=8, max_epochs=1, random_state=0,
+                pretrained_vectors=SVDVectorizer(n_components=8))
+    with pytest.raises(ValueError, match="a streamed corpus cannot fit an unfitted vectorizer"):
+        bilm.fit(doc for doc in docs)
+    fitted = BiLM(embedding_dim=8, hidden_dim=8, max_epochs=1, random_state=0,
+                  pretrained_vectors=SVDVectorizer(n_components=8).fit(docs)).fit(d for d in docs)
+    assert fitted.output_dim_ == 16
