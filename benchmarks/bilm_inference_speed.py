@@ -129,7 +129,7 @@ def main():
         "while the share of the peak is the measure of how well batching does. The last "
         "column is one bare `nn.LSTM` forward at the inference batch (4 x `batch_size` "
         "windows) and the documents' mean window width: the most the kernel itself reaches "
-        "here, and so a ceiling for the share of the peak (issue 12's target: 70%).\n\n"
+        "here, and so a ceiling for the share of the peak (the target for the kernel: 70%).\n\n"
         "Matmul peak by library (GFLOP/s; the peak above is the faster): "
         + "; ".join(f"{precision}: " + ", ".join(f"{library} {flops / 1e9:.0f}"
                                                  for library, flops in found.items())

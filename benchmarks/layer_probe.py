@@ -1,115 +1,183 @@
-"""Probe: each biLM layer alone (frozen mix with one weight) against SVDVectorizer, on
-the first split of a suite task (the suite's split and seed, default BiLM).
+"""Layer probe: what each biLM layer, scale and hybrid weight is worth, on the first split
+of every suite task (the suite's split and seed, the from-scratch default ``BiLM``).
 
-Prints accuracy with LogisticRegression(max_iter=3000) for each layer, the default frozen
-mix and the three layers concatenated; writes nothing. A diagnostic
-for issue 10 (does pretraining keep what the SVD start of the token layer knows?).
-With --train-embedding the biLM's word embedding learns during pretraining
-(``freeze_embedding=False``, the default before it kept its SVD start): what does
-pretraining a small corpus do to the token layer and to the layers built on it?
-With --scales it probes the features' overall scale instead: LogisticRegression's
-penalty is fixed (C=1), so multiplying every feature by c acts as C * c**2; the frozen and
-trainable mixes' features are scored at several multipliers, at a total variance of 1
-(the scale of TF-IDF's unit-norm rows; C=1 and C=10), per-feature standardised, and
-(trainable) without its learned gamma, to see how much of a mix's accuracy is its
-scale rather than its content.
-With --test-texts it asks whether the biLM memorises its training texts, so that the
-classifier learns from features of texts the biLM has seen and is scored on features of
-texts it has not: a second biLM is pretrained on the training and the test texts (no
-labels), and the frozen and trainable mixes of both are scored, next to each biLM's
-last-epoch training and held-out perplexity.
-With --coverage it counts the vocabulary words that get no SVD start (so keep a random,
-frozen vector): the start comes from the training share of the texts (not the
-validation texts), the vocabulary from all of them.
-With --hybrid it scores make_hybrid (TF-IDF + the frozen mix, LogisticRegression(C=10))
-at several weights of the ELMo block, next to TF-IDF alone.
-Run: python benchmarks/layer_probe.py {ag_news,r8,cr,mpqa} [--train-embedding] [--scales]
-     [--test-texts] [--hybrid] [--coverage]
+Studies (``--studies``, all by default), each scored with LogisticRegression:
+
+* ``layers``: each layer alone (a frozen mix with one weight), the default frozen mix and
+  the three layers concatenated, against SVDVectorizer (C=1).
+* ``train-embedding``: the same frozen mix with the word embedding trained during
+  pretraining (``freeze_embedding=False``) against kept at its SVD start (the default).
+* ``scales``: LogisticRegression's penalty is fixed (C=1), so multiplying every feature
+  by c acts as C * c**2: the frozen and trainable mixes' features at several multipliers,
+  at a total variance of 1 (TF-IDF's scale; C=1 and C=10), standardised, and (trainable)
+  without its learned gamma.
+* ``test-texts``: does the biLM memorise its training texts? A second biLM pretrained on
+  the training and the test texts (no labels); both mixes of both, and each biLM's
+  last-epoch training and held-out perplexity.
+* ``hybrid``: make_hybrid (TF-IDF + the frozen mix, C=10) at several weights of the ELMo
+  block, next to TF-IDF alone (what ``DEFAULT_ELMO_WEIGHT`` rests on).
+
+Writes benchmarks/results/layer_probe.{json,md} after every task (a stopped run keeps
+the tasks it finished; ``--resume`` skips them). Docs and docstrings cite these results.
+Run: python benchmarks/layer_probe.py [--tasks ag_news r8 cr mpqa] [--studies ...]
+     [--resume] [--data-home DIR]
 """
+
+from __future__ import annotations
+
+import argparse
+import json
+
 import numpy as np
+from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.linear_model import LogisticRegression
-from sklearn.pipeline import make_pipeline
-from elmofeat import BiLM, ElmoVectorizer, SVDVectorizer
+from sklearn.pipeline import make_pipeline, make_union
+from sklearn.preprocessing import StandardScaler
+
+from _common import RESULTS, markdown_table, write_results
+from elmofeat import BiLM, ElmoVectorizer, SVDVectorizer, make_hybrid
 from elmofeat.benchmark import BenchmarkSettings
 from elmofeat.benchmark.data import load_dataset
 from elmofeat.datasets import get_data_home
-import sys
-key = sys.argv[1]
-settings = BenchmarkSettings(datasets=(key,))
-split = load_dataset(key, settings, get_data_home(None)).splits[0]
-if "--coverage" in sys.argv[2:]:
-    from sklearn.utils import check_random_state
-    from elmofeat.bilm.batching import SPECIALS
-    from elmofeat.bilm.pretrained import corpus_vectors
-    # The default fit's own draws: its seed, then the validation split (BiLM.fit).
-    probe, random_state = BiLM(random_state=settings.seed), check_random_state(settings.seed)
-    random_state.randint(2**31 - 1)
-    _, _, start = probe._training_data(split.X_train, random_state)
-    without = int(np.isnan(start[len(SPECIALS):]).any(axis=1).sum())
-    every_text, _ = corpus_vectors(probe._tokenize(split.X_train), probe.vocabulary_,
-                                   len(SPECIALS), probe.embedding_dim, np.random.RandomState(0))
-    still = int(np.isnan(every_text[len(SPECIALS):]).any(axis=1).sum())
-    print(key, f"vocabulary {len(probe.vocabulary_) - len(SPECIALS)} words; without an SVD "
-          f"start (random, frozen): {without} from the training share, {still} from every "
-          "text", flush=True)
-    sys.exit()
-bilm = BiLM(random_state=settings.seed,
-            freeze_embedding="--train-embedding" not in sys.argv[2:]).fit(split.X_train)
-def acc(vec, C=1.0):
-    m = make_pipeline(vec, LogisticRegression(max_iter=3000, C=C)).fit(split.X_train, split.y_train)
-    return np.mean(m.predict(split.X_test) == np.asarray(split.y_test))
-if "--scales" in sys.argv[2:]:
-    from sklearn.preprocessing import StandardScaler
-    def scored(train, test, C=1.0):
-        clf = LogisticRegression(max_iter=3000, C=C).fit(train, split.y_train)
-        return round(float(np.mean(clf.predict(test) == np.asarray(split.y_test))), 4)
+
+STUDIES = ("layers", "train-embedding", "scales", "test-texts", "hybrid")
+TASKS = ("ag_news", "r8", "cr", "mpqa")
+HYBRID_WEIGHTS = (0.05, 0.1, 0.2, 0.35, 0.5, 1.0)
+MULTIPLIERS = (0.25, 0.5, 1, 2, 4, 8)
+ONE_HOT = {"token layer": [1, 0, 0], "LSTM layer 1": [0, 1, 0], "LSTM layer 2": [0, 0, 1]}
+
+
+def accuracy(estimator, split, C=1.0) -> float:
+    model = make_pipeline(estimator, LogisticRegression(max_iter=3000, C=C))
+    model.fit(split.X_train, split.y_train)
+    return round(float(np.mean(model.predict(split.X_test) == np.asarray(split.y_test))), 4)
+
+
+def scored(train, test, split, C=1.0) -> float:
+    clf = LogisticRegression(max_iter=3000, C=C).fit(train, split.y_train)
+    return round(float(np.mean(clf.predict(test) == np.asarray(split.y_test))), 4)
+
+
+def frozen(bilm, weights=None):
+    return ElmoVectorizer(bilm, layer_mix="frozen", mix_weights=weights, cache_dir=None,
+                          random_state=0)
+
+
+def study_layers(bilm, split, seed) -> dict:
+    out = {"svd": accuracy(SVDVectorizer(random_state=0), split)}
+    for name, weights in ONE_HOT.items():
+        out[name] = accuracy(frozen(bilm, weights), split)
+    out["frozen mix"] = accuracy(frozen(bilm), split)
+    out["concatenated"] = accuracy(make_union(*[frozen(bilm, w) for w in ONE_HOT.values()]),
+                                   split)
+    return out
+
+
+def study_train_embedding(bilm, split, seed) -> dict:
+    trained = BiLM(random_state=seed, freeze_embedding=False).fit(split.X_train)
+    out = {}
+    for label, model in (("kept", bilm), ("trained", trained)):
+        for name, weights in {**ONE_HOT, "frozen mix": None}.items():
+            out[f"{name}, embedding {label}"] = accuracy(frozen(model, weights), split)
+        out[f"validation perplexity, embedding {label}"] = round(
+            model.history_[-1]["validation_perplexity"], 1)
+    return out
+
+
+def study_scales(bilm, split, seed) -> dict:
+    out = {}
     for mix in ("frozen", "trainable"):
         vec = ElmoVectorizer(bilm, layer_mix=mix, cache_dir=None, random_state=0)
         train = vec.fit_transform(split.X_train, split.y_train)
         test = vec.transform(split.X_test)
-        rms = float(np.sqrt(np.mean(train ** 2)))
         gamma = float(getattr(vec.mix_, "gamma", 1.0))
-        print(key, mix, f"gamma {gamma:.3g}, feature rms {rms:.3g}", flush=True)
-        for c in (0.25, 0.5, 1, 2, 4, 8):
-            print(key, mix, f"x{c}", scored(c * train, c * test), flush=True)
-        # TF-IDF's scale: rows of unit norm have a total variance below 1, for which
+        out[f"{mix}: gamma"] = round(gamma, 4)
+        out[f"{mix}: feature rms"] = round(float(np.sqrt(np.mean(train ** 2))), 4)
+        for c in MULTIPLIERS:
+            out[f"{mix}: x{c}"] = scored(c * train, c * test, split)
+        # TF-IDF's scale: unit-norm rows have a total variance below 1, for which
         # LogisticRegression's default C is made; the mixes' layers have unit variance
         # per feature, a total variance of about their width.
         unit = 1 / np.sqrt(train.astype(np.float64).var(axis=0).sum())
-        print(key, mix, "unit total variance", scored(unit * train, unit * test),
-              "C=10:", scored(unit * train, unit * test, C=10), flush=True)
+        out[f"{mix}: unit total variance"] = scored(unit * train, unit * test, split)
+        out[f"{mix}: unit total variance, C=10"] = scored(unit * train, unit * test, split, C=10)
         scaler = StandardScaler().fit(train)
-        print(key, mix, "standardised", scored(scaler.transform(train), scaler.transform(test)), flush=True)
+        out[f"{mix}: standardised"] = scored(scaler.transform(train), scaler.transform(test),
+                                             split)
         if mix == "trainable":
-            print(key, mix, "without gamma", scored(train / gamma, test / gamma), flush=True)
-    sys.exit()
-if "--hybrid" in sys.argv[2:]:
-    from elmofeat import make_hybrid
-    from sklearn.feature_extraction.text import TfidfVectorizer
-    print(key, "TF-IDF alone (C=10)", round(acc(TfidfVectorizer(sublinear_tf=True), C=10), 4),
-          flush=True)
-    for weight in (0.05, 0.1, 0.2, 0.35, 0.5, 1.0):
-        hybrid = make_hybrid(ElmoVectorizer(bilm, layer_mix="frozen", cache_dir=None,
-                                            random_state=0), elmo_weight=weight)
-        print(key, f"hybrid, elmo_weight={weight} (C=10)", round(acc(hybrid, C=10), 4), flush=True)
-    sys.exit()
-if "--test-texts" in sys.argv[2:]:
-    both = BiLM(random_state=settings.seed).fit(list(split.X_train) + list(split.X_test))
-    for name, model in (("pretrained on training texts", bilm),
-                        ("pretrained on training + test texts", both)):
+            out[f"{mix}: without gamma"] = scored(train / gamma, test / gamma, split)
+    return out
+
+
+def study_test_texts(bilm, split, seed) -> dict:
+    both = BiLM(random_state=seed).fit(list(split.X_train) + list(split.X_test))
+    out = {}
+    for label, model in (("training texts", bilm), ("training + test texts", both)):
         last = model.history_[-1]
-        print(key, name, f"perplexity: training {last['train_perplexity']:.1f}, "
-              f"held-out {last['validation_perplexity']:.1f}", flush=True)
+        out[f"{label}: training perplexity"] = round(last["train_perplexity"], 1)
+        out[f"{label}: held-out perplexity"] = round(last["validation_perplexity"], 1)
         for mix in ("frozen", "trainable"):
             vec = ElmoVectorizer(model, layer_mix=mix, cache_dir=None, random_state=0)
-            print(key, name, mix, round(acc(vec), 4), flush=True)
-    sys.exit()
-print(key, "svd", round(acc(SVDVectorizer(random_state=0)), 4), flush=True)
-for w in ([1, 0, 0], [0, 1, 0], [0, 0, 1], None):
-    print(key, w, round(acc(ElmoVectorizer(bilm, mix_weights=w, cache_dir=None, random_state=0)), 4), flush=True)
-# The three layers side by side (each scaled as the frozen mix scales it): does keeping
-# them apart carry more than any mix of them?
-from sklearn.pipeline import make_union
-one_hot = ([1, 0, 0], [0, 1, 0], [0, 0, 1])
-print(key, "concatenated", round(acc(make_union(*[
-    ElmoVectorizer(bilm, mix_weights=w, cache_dir=None, random_state=0) for w in one_hot])), 4), flush=True)
+            out[f"{label}: {mix} mix"] = accuracy(vec, split)
+    return out
+
+
+def study_hybrid(bilm, split, seed) -> dict:
+    out = {"TF-IDF alone": accuracy(TfidfVectorizer(sublinear_tf=True), split, C=10)}
+    for weight in HYBRID_WEIGHTS:
+        hybrid = make_hybrid(frozen(bilm), elmo_weight=weight)
+        out[f"hybrid, elmo_weight={weight}"] = accuracy(hybrid, split, C=10)
+    return out
+
+
+RUN = {"layers": study_layers, "train-embedding": study_train_embedding,
+       "scales": study_scales, "test-texts": study_test_texts, "hybrid": study_hybrid}
+
+
+def render(results: dict) -> str:
+    parts = ["First split of each suite task (its split and seed), the from-scratch "
+             "default `BiLM(random_state=seed)`; accuracy unless the row says otherwise."]
+    tasks = [t for t in TASKS if t in results["tasks"]]
+    for study in STUDIES:
+        rows = {}
+        for task in tasks:
+            for name, value in results["tasks"][task].get(study, {}).items():
+                rows.setdefault(name, {})[task] = value
+        if not rows:
+            continue
+        parts.append(f"\n**{study}**\n")
+        parts.append(markdown_table(["", *tasks], [
+            [name, *[("" if task not in values else f"{values[task]:g}") for task in tasks]]
+            for name, values in rows.items()]))
+    return "\n".join(parts) + "\n"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tasks", nargs="+", choices=TASKS, default=list(TASKS))
+    parser.add_argument("--studies", nargs="+", choices=STUDIES, default=list(STUDIES))
+    parser.add_argument("--resume", action="store_true",
+                        help="keep the studies of results/layer_probe.json that are done")
+    parser.add_argument("--data-home", default=None)
+    args = parser.parse_args()
+    stored = RESULTS / "layer_probe.json"
+    results = {"tasks": {}}
+    if args.resume and stored.is_file():
+        results = {"tasks": json.loads(stored.read_text())["tasks"]}
+    home = get_data_home(args.data_home)
+    for task in args.tasks:
+        settings = BenchmarkSettings(datasets=(task,))
+        split = load_dataset(task, settings, home).splits[0]
+        done = results["tasks"].setdefault(task, {})
+        todo = [s for s in args.studies if s not in done]
+        if not todo:
+            continue
+        bilm = BiLM(random_state=settings.seed).fit(split.X_train)
+        for study in todo:
+            done[study] = RUN[study](bilm, split, settings.seed)
+            print(task, study, done[study], flush=True)
+            write_results("layer_probe", results, render(results))
+
+
+if __name__ == "__main__":
+    main()

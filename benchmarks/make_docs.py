@@ -72,7 +72,7 @@ SECTIONS = [
      "Batched inference against one document at a time, and the achieved FLOP/s against the "
      "machine's measured matmul peak. The last column is the most any batching could gain "
      "here: one document at a time already keeps the CPU's matrix units a fair share busy, "
-     "so the issue's 20x target (set with one-at-a-time overhead in mind) is beyond this "
+     "so a 20x target (set with one-at-a-time overhead in mind) is beyond this "
      "machine, and the share of the peak is the measure that matters. A pretrained "
      "sentence-encoder peer is not compared: sentence-transformers installs from the "
      "package registry, but its models download from the Hugging Face Hub, which these "
@@ -112,6 +112,11 @@ SECTIONS = [
      "(the word layers keep their SVD or GloVe start; before it, on 2026-11-21, the trained "
      "word layer reached 211.1 on AG News and 93.8 on R8). The fit minutes of this run are "
      "not timings: other jobs shared the machine; the perplexities do not depend on that."),
+    ("layer_probe", "Layer probe",
+     "What the from-scratch default biLM's layers, the features' scale, the kept word "
+     "embedding (`freeze_embedding=True`) and the hybrid's weight (`DEFAULT_ELMO_WEIGHT`) "
+     "are worth, on the first split of each suite task; and whether the biLM memorises "
+     "its training texts. The docs and docstrings that discuss these cite this section."),
     ("fuzz", "Fuzz suite, long run", "The properties of `tests/test_fuzz.py` (random text, "
      "parameter values, labels and files at every estimator, loader and the CLI: a clear "
      "`TypeError`/`ValueError` or finite output, never another exception or NaN) with many "

@@ -22,7 +22,7 @@ class FeatureUnion(pipeline.FeatureUnion):
     --------
     >>> from sklearn.feature_extraction.text import CountVectorizer
     >>> union = FeatureUnion([("a", CountVectorizer()), ("b", CountVectorizer(binary=True))])
-    >>> union.fit_transform(text for text in ["a cat", "a dog"]).shape
+    >>> union.fit_transform(text for text in ["the cat", "the dog"]).shape
     (2, 6)
     """
 
@@ -35,7 +35,8 @@ class FeatureUnion(pipeline.FeatureUnion):
     def transform(self, X, **params):
         return super().transform(read_once(X), **params)
 
-#: The weight of the ELMo block measured best across the development suite.
+#: The weight of the ELMo block: a compromise between the development tasks, whose best
+#: weights differ (the layer probe's hybrid study, docs/benchmarks.md#layer-probe).
 DEFAULT_ELMO_WEIGHT = 0.2
 
 
@@ -69,15 +70,14 @@ def make_hybrid(elmo=None, *, tfidf=None, elmo_weight=DEFAULT_ELMO_WEIGHT) -> Fe
     Notes
     -----
     On the development suite (``elmofeat benchmark``) TF-IDF alone is best with
-    ``C=10``, and so is the hybrid. The best weight depends on the task: on the first
-    split of each task (``python benchmarks/layer_probe.py TASK --hybrid``) every weight
-    from 0.05 to 1 lost to TF-IDF alone on AG News (-0.3 points at 0.05, -1.5 at 0.2),
-    while CR gained most at 0.2 (+3.2), R8 at 0.35 (+0.6) and MPQA at 0.05 (+0.4). 0.2
-    is the compromise; where it matters, search the weight with the pipeline's
-    ``C`` and a biLM pretrained once (see Examples). Searched on every split of the
-    suite (0, 0.05, 0.1, 0.2 and 0.35; its ``hybrid-search`` row), the hybrid is level
-    with TF-IDF on AG News (-0.1 points; the fixed 0.2: -1.0) and 0.2 to 0.3 points
-    above it on R8, CR and MPQA: a safe addition to TF-IDF, not a large gain.
+    ``C=10``, and so is the hybrid. The best weight depends on the task: the layer
+    probe (``python benchmarks/layer_probe.py --studies hybrid``, first split of each
+    task; its table is in ``docs/benchmarks.md``, section "Layer probe") scores weights
+    from 0.05 to 1 against TF-IDF alone. 0.2 is the compromise; where it matters,
+    search the weight with the pipeline's ``C`` and a biLM pretrained once (see
+    Examples). The suite's ``hybrid-search`` rows search it on every split (0, 0.05,
+    0.1, 0.2 and 0.35) and its report gives their paired difference from TF-IDF, with
+    the spread over splits.
 
     Examples
     --------
