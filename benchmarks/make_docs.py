@@ -190,6 +190,8 @@ def main():
     block = general_block()
     update_block(ROOT / "README.md", "general", block)
     update_block(ROOT / "docs" / "choosing_features.md", "general", block, in_docs=True)
+    update_block(ROOT / "docs" / "choosing_features.md", "own-texts",
+                 paired_block(OWN_TEXT_ROWS, OWN_TEXT_LEAD), in_docs=True)
 
 
 def update_readme():
@@ -227,9 +229,24 @@ GENERAL_ROWS = ("general-frozen", "general-trainable", "general-mlp", "general-a
                 "general-hybrid", "general-hybrid-search", "elmo-frozen", "elmo-mlp")
 
 
+OWN_TEXT_ROWS = ("svd", "skipgram", "glove", "elmo-frozen", "elmo-trainable", "elmo-mlp",
+                 "elmo-glove-frozen", "elmo-glove-trainable", "elmo-glove-mlp", "hybrid",
+                 "hybrid-search")
+GENERAL_LEAD = "The \"ELMo\" rows pretrain a biLM on each split's own training texts."
+OWN_TEXT_LEAD = ("Every ELMo row here pretrains its biLM on the split's own training texts "
+                 "(\"+ GloVe\": its word layer starts from GloVe 6B 50d); the hybrid rows use "
+                 "that biLM too.")
+
+
 def general_block() -> str:
     """The shipped general model's rows against TF-IDF, split by split, from the suite's
     results (docs/report/results.json): mean accuracy and the paired difference."""
+    return paired_block(GENERAL_ROWS, GENERAL_LEAD)
+
+
+def paired_block(methods, lead: str) -> str:
+    """Rows of the suite's results (docs/report/results.json) against the better TF-IDF
+    row: mean accuracy and the paired difference, split by split."""
     import json
 
     from elmofeat.benchmark.methods import METHODS
@@ -241,9 +258,9 @@ def general_block() -> str:
     results = json.loads(path.read_text())
     gaps = paired_differences(results)
     keys = [k for k in results["datasets"] if k in gaps]
-    rows = [m for m in GENERAL_ROWS if all(m in gaps[k] for k in keys)]
+    rows = [m for m in methods if all(m in gaps[k] for k in keys)]
     if not rows:
-        return "_The suite's results have no rows of the general model yet._"
+        return "_The suite's results have none of these rows yet._"
     header = ["row", *(results["datasets"][k]["title"] for k in keys)]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
 
@@ -263,9 +280,7 @@ def general_block() -> str:
     return ("From `" + REPORT_COMMAND + "` ([report](docs/report/report.md)): mean accuracy, "
             "and in brackets the paired difference from the better TF-IDF row on the same "
             "splits: mean ± std in points, and the splits on which the row is above it "
-            "(R8 has one split). The "
-            "\"ELMo\" rows pretrain a biLM on each split's own training texts.\n\n"
-            + "\n".join(lines))
+            "(R8 has one split). " + lead + "\n\n" + "\n".join(lines))
 
 
 def update_block(path: Path, name: str, text: str, in_docs: bool = False) -> None:

@@ -64,3 +64,79 @@ def test_every_script_and_test_file_the_docs_cite_exists():
     assert cited, "the pattern should find the cited scripts"
     missing = sorted(path for path in cited if not (ROOT / path).is_file())
     assert not missing, f"cited but missing: {missing}"
+
+
+# A figure: a decimal number, a number with thousands separators, or a percentage.
+_FIGURE = re.compile(r"(?<![\w.])(\d+\.\d+|\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?%)(?![\w])")
+_NUMBER = re.compile(r"\d+(?:,\d{3})*(?:\.\d+)?(?:e[+-]?\d+)?")
+_GENERATED = ("benchmarks.md", "api.md")
+
+
+def _benchmark_sections() -> dict[str, str]:
+    """docs/benchmarks.md (generated from the results files) by heading anchor: each
+    section's text, its subsections included."""
+    sections, open_headings = {}, []
+    for line in (ROOT / "docs" / "benchmarks.md").read_text().splitlines():
+        heading = re.match(r"^(#+) (.+)$", line)
+        if heading:
+            level = len(heading.group(1))
+            open_headings = [(lv, a) for lv, a in open_headings if lv < level]
+            anchor = re.sub(r"[^\w\- ]", "", heading.group(2).strip().lower()).replace(" ", "-")
+            open_headings.append((level, anchor))
+            sections[anchor] = ""
+            continue
+        for _, anchor in open_headings:
+            sections[anchor] += line + "\n"
+    return sections
+
+
+def _cited_results(paragraph: str, sections: dict[str, str]) -> str:
+    """The results a paragraph cites: sections of the generated benchmarks page, results
+    files of the benchmark scripts it names, the suite's report."""
+    cited = [sections.get(anchor, "") for anchor in re.findall(r"benchmarks\.md#([\w\-]+)", paragraph)]
+    for name in re.findall(r"benchmarks/(\w+)\.py", paragraph):
+        cited += [p.read_text() for p in (ROOT / "benchmarks" / "results").glob(f"{name}.*")
+                  if p.suffix in (".md", ".json")]
+    if "report/report.md" in paragraph or "docs/report" in paragraph:
+        cited += [(ROOT / "docs" / "report" / n).read_text() for n in ("report.md", "results.json")]
+    return "\n".join(cited)
+
+
+def figures_not_in_their_results(text: str, sections: dict[str, str]) -> list[str]:
+    """Figures of the paragraphs of ``text`` that cite results but are not found in
+    them: a figure is found where a number of the results, rounded to the figure's
+    decimals, equals it (as it is, or as points or percent of a fraction)."""
+    missing = []
+    for paragraph in re.split(r"\n\s*\n", text):
+        cited = _cited_results(paragraph, sections)
+        if not cited:
+            continue
+        values = [float(v.replace(",", "")) for v in _NUMBER.findall(cited)]
+        for figure in sorted(set(_FIGURE.findall(paragraph))):
+            core = figure.rstrip("%").replace(",", "")
+            decimals = len(core.split(".")[1]) if "." in core else 0
+            if not any(round(abs(v), decimals) == float(core)
+                       or round(abs(v) * 100, decimals) == float(core) for v in values):
+                missing.append(f"{figure} in {paragraph.strip()[:70]!r}")
+    return missing
+
+
+def test_the_figure_check_finds_a_figure_missing_from_its_results():
+    sections = {"speed": "| documents/s | 6,405 |\\n| ratio | 0.3512 |\n"}
+    good = "It ran at 6,405 documents a second, 35.1% of idle ([speed](benchmarks.md#speed))."
+    stale = "It ran at 7,000 documents a second, 0.35 of idle ([speed](benchmarks.md#speed))."
+    assert figures_not_in_their_results(good, sections) == []
+    assert [m.split()[0] for m in figures_not_in_their_results(stale, sections)] == ["7,000"]
+    assert figures_not_in_their_results("No citation: 1.234 stays unchecked.", sections) == []
+
+
+def test_every_figure_in_the_docs_is_found_in_the_results_it_cites():
+    """README and the hand-written docs pages: a figure in a paragraph that cites a
+    benchmark section, a benchmark script or the suite's report must be in those results."""
+    sections = _benchmark_sections()
+    missing = []
+    for page in PAGES:
+        if page.name not in _GENERATED:
+            missing += [f"{page.name}: {m}" for m in figures_not_in_their_results(
+                page.read_text(), sections)]
+    assert missing == [], "figures not found in the results they cite:\n" + "\n".join(missing)
