@@ -3,7 +3,8 @@
 torch's CPU kernels split each operation over its threads and wait at a barrier for
 the slowest. When another process keeps one of the cores busy, the thread that shares
 that core runs a fraction of the time and every barrier waits for it: on 2 cores with
-one busy neighbour, 2 threads pretrain about 5x slower than 1 thread. An adaptive
+one busy neighbour, 2 threads pretrained at about a third of their idle speed and 1
+thread at nearly all of its own (``benchmarks/busy_machine.py``). An adaptive
 block follows the cores that other processes leave free, measured from ``/proc/stat``
 (all CPU time of the usable cores) minus this process's own CPU time, and re-decided
 about once a second while the work runs (:func:`tick`, called between batches). Where

@@ -66,8 +66,9 @@ def test_every_script_and_test_file_the_docs_cite_exists():
     assert not missing, f"cited but missing: {missing}"
 
 
-# A figure: a decimal number, a number with thousands separators, or a percentage.
-_FIGURE = re.compile(r"(?<![\w.])(\d+\.\d+|\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?%)(?![\w])")
+# A figure: a decimal number, a number with thousands separators, a percentage or a
+# ratio ("1.5x").
+_FIGURE = re.compile(r"(?<![\w.])(\d+\.\d+|\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?%)(?=x\b|(?![\w]))")
 _NUMBER = re.compile(r"\d+(?:,\d{3})*(?:\.\d+)?(?:e[+-]?\d+)?")
 _GENERATED = ("benchmarks.md", "api.md")
 
@@ -124,9 +125,10 @@ def figures_not_in_their_results(text: str, sections: dict[str, str]) -> list[st
 def test_the_figure_check_finds_a_figure_missing_from_its_results():
     sections = {"speed": "| documents/s | 6,405 |\\n| ratio | 0.3512 |\n"}
     good = "It ran at 6,405 documents a second, 35.1% of idle ([speed](benchmarks.md#speed))."
-    stale = "It ran at 7,000 documents a second, 0.35 of idle ([speed](benchmarks.md#speed))."
+    stale = ("It ran at 7,000 documents a second, 0.35 of idle, 1.5x the old speed "
+             "([speed](benchmarks.md#speed)).")
     assert figures_not_in_their_results(good, sections) == []
-    assert [m.split()[0] for m in figures_not_in_their_results(stale, sections)] == ["7,000"]
+    assert [m.split()[0] for m in figures_not_in_their_results(stale, sections)] == ["1.5", "7,000"]
     assert figures_not_in_their_results("No citation: 1.234 stays unchecked.", sections) == []
 
 

@@ -133,7 +133,7 @@ def load_glove(home, datasets):
     if not path.is_file():
         raise FileNotFoundError(
             f"GloVe vectors not found at {path}: put glove.6B.50d.txt.gz there, or leave out "
-            "the 'glove' method and the biLM's GloVe initialisation (--no-glove-init)")
+            "the methods that read it ('glove' and the 'elmo-glove-*' rows) with --methods")
     words = set()
     for dataset in datasets:
         for split in dataset.splits[:1]:  # the first split holds every document of a dataset
