@@ -211,6 +211,18 @@ def test_a_model_planted_under_a_key_is_checked_before_use(texts, tmp_path):
     assert BiLM.load(folder / f"bilm-{key}.pt").embedding_dim == 8  # and replaced the plant
 
 
+def _hold_lock(lock):
+    """Another process that takes ``lock`` (it prints True once it holds it) and keeps it."""
+    return subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
+        import time
+        from pathlib import Path
+        from elmofeat._file_lock import shared_lock
+        with shared_lock(Path({str(lock)!r}), "a model") as held:
+            print(held, flush=True)
+            time.sleep(60)
+        """)], stdout=subprocess.PIPE, text=True)
+
+
 @posix_only
 def test_a_lock_that_cannot_be_taken_warns_and_the_fit_goes_on(texts, tmp_path):
     """A link planted where the lock goes (or a folder that cannot be written): the lock
@@ -235,14 +247,7 @@ def test_a_stopped_lock_holder_is_not_waited_for(texts, tmp_path, monkeypatch):
     folder = _bilm_cache.private_folder(tmp_path / "cache")
     key = _bilm_cache.bilm_key(BiLM(**TINY), texts)
     lock = folder / f"bilm-{key}.lock"
-    holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
-        import sys, time
-        from pathlib import Path
-        from elmofeat._file_lock import shared_lock
-        with shared_lock(Path({str(lock)!r}), "a model") as held:
-            print(held, flush=True)
-            time.sleep(60)
-        """)], stdout=subprocess.PIPE, text=True)
+    holder = _hold_lock(lock)
     try:
         assert holder.stdout.readline().strip() == "True"
         os.kill(holder.pid, signal.SIGSTOP)
@@ -262,14 +267,7 @@ def test_a_running_lock_holder_is_announced_then_given_up_on(tmp_path, monkeypat
     lock = tmp_path / "x.lock"
     monkeypatch.setattr(_file_lock, "NOTICE_AFTER", 0.2)
     monkeypatch.setattr(_file_lock, "GIVE_UP_AFTER", 1.5)
-    holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
-        import time
-        from pathlib import Path
-        from elmofeat._file_lock import shared_lock
-        with shared_lock(Path({str(lock)!r}), "a model") as held:
-            print(held, flush=True)
-            time.sleep(60)
-        """)], stdout=subprocess.PIPE, text=True)
+    holder = _hold_lock(lock)
     try:
         assert holder.stdout.readline().strip() == "True"
         with pytest.warns(CacheWarning) as caught:
