@@ -34,6 +34,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline, make_union
 from sklearn.preprocessing import StandardScaler
 
+import elmofeat
 from _common import RESULTS, markdown_table, write_results
 from elmofeat import BiLM, ElmoVectorizer, SVDVectorizer, make_hybrid
 from elmofeat.benchmark import BenchmarkSettings
@@ -159,12 +160,16 @@ def main():
     parser.add_argument("--resume", action="store_true",
                         help="keep the studies of results/layer_probe.json that are done")
     parser.add_argument("--data-home", default=None)
+    parser.add_argument("--cache-gib", type=int, default=12,
+                        help="layer representations kept for reuse across studies (GiB)")
     args = parser.parse_args()
     stored = RESULTS / "layer_probe.json"
     results = {"tasks": {}}
     if args.resume and stored.is_file():
         results = {"tasks": json.loads(stored.read_text())["tasks"]}
     home = get_data_home(args.data_home)
+    # Every study reads the same biLM's layers of the same texts: keep them all.
+    elmofeat.set_config(representation_cache_bytes=args.cache_gib << 30)
     for task in args.tasks:
         settings = BenchmarkSettings(datasets=(task,))
         split = load_dataset(task, settings, home).splits[0]
@@ -177,6 +182,7 @@ def main():
             done[study] = RUN[study](bilm, split, settings.seed)
             print(task, study, done[study], flush=True)
             write_results("layer_probe", results, render(results))
+        elmofeat.clear_caches()
 
 
 if __name__ == "__main__":

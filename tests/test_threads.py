@@ -194,3 +194,19 @@ def test_bad_thread_counts_are_refused_before_torch_sees_them(value, error, matc
     with pytest.raises(error, match=match):
         with adaptive_threads(value):
             pass
+
+
+def test_mlp_features_do_not_depend_on_blas_threads():
+    """The MLP mix's products ran on however many threads BLAS had: a fresh process
+    under load (another BLAS thread count) gave features 1e-6 apart."""
+    from threadpoolctl import threadpool_limits
+
+    from elmofeat import ElmoVectorizer
+
+    texts, y = make_topic_corpus(60)
+    vec = ElmoVectorizer(BiLM(embedding_dim=8, hidden_dim=8, max_epochs=1, random_state=0),
+                         layer_mix="mlp", cache_dir=None, random_state=0).fit(texts, y)
+    reference = vec.transform(texts)
+    for limit in (1, 2):
+        with threadpool_limits(limits=limit, user_api="blas"):
+            np.testing.assert_array_equal(vec.transform(texts), reference)
