@@ -23,6 +23,7 @@ Run: python benchmarks/general_model.py candidates [--tokens 3000000] [--data-ho
      python benchmarks/general_model.py card FOLDER [--suite docs/report/results.json]
      python benchmarks/general_model.py train FOLDER [--fractions 0.125 0.5] [--work DIR]
      python benchmarks/general_model.py adapt NAME=PATH [--learning-rates ...] [--epochs ...]
+     python benchmarks/general_model.py scales FOLDER   (layer scales into config.json)
 """
 
 from __future__ import annotations
@@ -348,9 +349,30 @@ def write(rows: dict, tokens: int) -> None:
     write_results("general_model", {"rows": rows}, markdown)
 
 
+def run_scales(args, home: Path) -> None:
+    """The layer scales of a model folder whose weights have none (saved before biLMs
+    measured them), measured as ``BiLM.fit`` measures them, on the corpus's held-out
+    books (the first 2,000 of every tenth paragraph), written into its config.json:
+    ``elmofeat embed`` divides by them. The weights file, and its pinned SHA-256, stay."""
+    from elmofeat._files import atomic_path
+    from elmofeat._fitted_mix import layer_spread
+
+    folder = Path(args.models[0])
+    bilm = BiLM.from_pretrained(folder)
+    scales = layer_spread(*bilm.embed_flat(heldout_slice(home)))
+    config = json.loads((folder / "config.json").read_text())
+    config["layer_scales"] = [round(float(v), 6) for v in scales]
+    config["layer_scales_measured_on"] = ("2,000 paragraphs of the corpus's held-out books "
+                                          "(benchmarks/general_model.py scales)")
+    with atomic_path(folder / "config.json") as temporary:
+        temporary.write_text(json.dumps(config, indent=2) + "\n")
+    print(folder, config["layer_scales"])
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("stage", choices=["candidates", "probe", "card", "train", "adapt"])
+    parser.add_argument("stage", choices=["candidates", "probe", "card", "train", "adapt",
+                                          "scales"])
     parser.add_argument("--learning-rates", type=float, nargs="+", default=[2e-3, 5e-4],
                         help="adapt: learning rates to try")
     parser.add_argument("--epochs", type=int, nargs="+", default=[1],
@@ -371,7 +393,7 @@ def main():
     args = parser.parse_args()
     home = Path(get_data_home(args.data_home))
     stages = {"candidates": run_candidates, "probe": run_probe, "card": run_card,
-              "train": run_train, "adapt": run_adapt}
+              "train": run_train, "adapt": run_adapt, "scales": run_scales}
     stages[args.stage](args, home)
 
 

@@ -123,7 +123,7 @@ def _cli(*args):
 
 @pytest.mark.parametrize("args, message", [
     (["pretrain", "no-such-file.txt", "-o", "x.pt"], "no such file, and not a dataset name"),
-    (["embed", "no-such-model.pt", "x.txt", "-o", "f.npy"], "no model file at no-such-model.pt"),
+    (["embed", "no-such-model.pt", "x.txt", "-o", "f.npy"], "no model file or folder at no-such-model.pt"),
     (["benchmark", "--folds", "1", "--output", "r"], "folds must be an integer >= 2"),
     (["benchmark", "--data-home", "/nonexistent", "--methods", "tfidf"], "AG News"),
 ])
@@ -310,3 +310,20 @@ def test_embed_with_a_model_saved_without_layer_scales_says_it_mixes_unscaled(sa
     assert main(["embed", str(tmp_path / "old.pt"), str(tmp_path / "query.txt"), "-o",
                  str(tmp_path / "q.npy"), "--quiet"]) == 0
     assert "mixed unscaled" in capsys.readouterr().err
+
+
+def test_embed_by_name_uses_the_shipped_models_own_scales(tmp_path):
+    """en-small's weights predate BiLM.layer_scales_: its folder's config.json holds the
+    spread measured on the corpus's held-out books (benchmarks/general_model.py scales),
+    so `elmofeat embed en-small` is scaled and does not depend on the file either."""
+    from elmofeat import BiLM
+
+    general = BiLM.from_pretrained("en-small")
+    assert general.layer_scales_ is not None and (general.layer_scales_ > 0).all()
+    (tmp_path / "corpus.txt").write_text("\n".join(TEXTS[:6]) + "\n")
+    (tmp_path / "query.txt").write_text(TEXTS[1] + "\n")
+    for name in ("corpus", "query"):
+        assert main(["embed", "en-small", str(tmp_path / f"{name}.txt"), "-o",
+                     str(tmp_path / f"{name}.npy"), "--quiet"]) == 0
+    np.testing.assert_allclose(np.load(tmp_path / "query.npy")[0],
+                               np.load(tmp_path / "corpus.npy")[1], rtol=1e-5, atol=1e-6)

@@ -330,8 +330,10 @@ class PersistenceMixin:
         # A registered model's bytes are checked against its SHA-256: the versions it
         # was saved with say nothing more, and would warn every user of another NumPy.
         registered = isinstance(name_or_path, str) and name_or_path in hub.REGISTRY
-        bilm = cls.load(hub.resolve(name_or_path, cache_dir), device=device,
-                        check_versions=not registered)
+        weights = hub.resolve(name_or_path, cache_dir)
+        bilm = cls.load(weights, device=device, check_versions=not registered)
+        if bilm.layer_scales_ is None:  # a folder may hold them beside older weights
+            bilm.layer_scales_ = folder_layer_scales(Path(weights), bilm.n_representations_)
         # A model made elsewhere runs here as this user's defaults say (no progress bars
         # or thread count of its author's), whatever the file holds.
         defaults = cls().get_params()
@@ -363,6 +365,7 @@ class PersistenceMixin:
         state.setdefault("pretrained_words", None)
         if "vocabulary_" in state:  # before pretrained_words, every word was predicted
             state.setdefault("n_output_words_", len(state["vocabulary_"]))
+            state.setdefault("layer_scales_", None)  # before biLMs measured their spread
         weights = state.pop("_language_model_state", None)
         super().__setstate__(state)
         if weights is not None:
@@ -400,3 +403,17 @@ def _layer_scales(values, n_representations: int, path) -> np.ndarray | None:
         raise ValueError(f"{path} has invalid layer scales {values!r}: expected "
                          f"{n_representations} positive finite numbers")
     return scales.astype(np.float32)
+
+
+def folder_layer_scales(weights: Path, n_representations: int) -> np.ndarray | None:
+    """``layer_scales`` of the ``config.json`` beside a model folder's weights, if any:
+    measured after the weights were saved (``benchmarks/general_model.py scales``), so
+    that shipped weights keep their pinned SHA-256."""
+    config = weights.with_name("config.json")
+    if not config.is_file():
+        return None
+    try:
+        values = json.loads(config.read_text(encoding="utf-8")).get("layer_scales")
+    except (OSError, ValueError):
+        return None
+    return _layer_scales(values, n_representations, config)

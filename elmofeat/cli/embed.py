@@ -15,7 +15,8 @@ FORMATS = (".npy", ".parquet")
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("model", help="a BiLM saved by `elmofeat pretrain` / BiLM.save, or a "
+    parser.add_argument("model", help="a pretrained model's name (en-small) or folder, a BiLM "
+                        "saved by `elmofeat pretrain` / BiLM.save, or a "
                         "fitted vectorizer or pipeline saved with elmofeat.dump (both load without "
                         "running code); a joblib/pickle file only with --trust-pickle")
     parser.add_argument("input", help="text file (one document a line), CSV/TSV/Parquet file "
@@ -41,13 +42,13 @@ def load_model(path: Path, args, texts):
     a frozen-mix ElmoVectorizer around a saved BiLM."""
     from .._persistence import is_skops_file, load
 
-    if is_skops_file(path):
+    if path.is_file() and is_skops_file(path):
         model = load(path)
-    elif zipfile.is_zipfile(path):  # BiLM.save writes a torch zip archive
+    elif not path.is_file() or zipfile.is_zipfile(path):  # a name, a folder, BiLM.save's zip
         from ..bilm import BiLM
         from ..elmo import ElmoVectorizer
 
-        bilm = BiLM.load(path)
+        bilm = BiLM.from_pretrained(path if path.exists() else str(path))
         # The layer scales come from the model, never from the texts being embedded:
         # features of two calls (a query, a corpus) must be comparable.
         scales = "bilm"
@@ -95,8 +96,11 @@ def run(args) -> int:
     output = Path(args.output)
     if output.suffix.lower() not in FORMATS:
         raise ValueError(f"--output must end in {' or '.join(FORMATS)}, got {output.name}")
-    if not Path(args.model).is_file():
-        raise FileNotFoundError(f"no model file at {args.model}")
+    from ..bilm import hub
+
+    if not Path(args.model).exists() and args.model not in hub.REGISTRY:
+        raise FileNotFoundError(f"no model file or folder at {args.model}, and no pretrained "
+                                f"model of that name ({', '.join(sorted(hub.REGISTRY))})")
     texts = read_texts(args.input, args.column, args.data_home)
     model = load_model(Path(args.model), args, texts)
     if not args.quiet:
