@@ -83,11 +83,9 @@ def documents_digest(documents) -> str:
 @functools.lru_cache(maxsize=8)
 def _file_digest(path: str, size: int, mtime_ns: int) -> str:
     """SHA-256 of a file's bytes (memoised by its path, size and modification time)."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as file:
-        while chunk := file.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
+    from .bilm.hub import file_sha256
+
+    return file_sha256(path)
 
 
 def file_identity(path) -> str:

@@ -17,6 +17,8 @@ pooling)`` and ``pool_stream(pieces, pooling)``.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ._pooling import pool_vectors
@@ -26,10 +28,16 @@ def _one_blas_thread():
     """BLAS on one thread: a product's sums then do not depend on how many threads BLAS
     has (a process with other BLAS settings, or a worker, gets the same features to the
     last bit; measured: up to 1e-6 apart otherwise). The MLP's products are small next to
-    the biLM that produced their input."""
-    from threadpoolctl import threadpool_limits
+    the biLM that produced their input. The controller inspects the loaded libraries once:
+    a fresh ``threadpool_limits`` per call would cost that at every chunk of a transform."""
+    return _blas_controller().limit(limits=1, user_api="blas")
 
-    return threadpool_limits(limits=1, user_api="blas")
+
+@functools.cache
+def _blas_controller():
+    from threadpoolctl import ThreadpoolController
+
+    return ThreadpoolController()
 
 
 def pool_layers(layers: np.ndarray, offsets: np.ndarray) -> np.ndarray:
