@@ -355,7 +355,7 @@ def run_scales(args, home: Path) -> None:
     books (the first 2,000 of every tenth paragraph), written into its config.json:
     ``elmofeat embed`` divides by them. The weights file, and its pinned SHA-256, stay."""
     from elmofeat._files import atomic_path
-    from elmofeat._fitted_mix import layer_spread
+    from elmofeat.mixes.base import layer_spread
 
     folder = Path(args.models[0])
     bilm = BiLM.from_pretrained(folder)

@@ -28,7 +28,7 @@ from numbers import Integral, Real
 import numpy as np
 
 __all__ = ["Constraint", "Dtypes", "Integral", "Interval", "InvalidParameterError", "Options",
-           "Real", "StrOptions", "TorchDevices", "fit_context", "positive_int",
+           "Real", "RegisteredOptions", "StrOptions", "TorchDevices", "fit_context", "positive_int",
            "validate_parameter_constraints", "validate_params"]
 
 
@@ -184,6 +184,19 @@ class StrOptions(Options):
 
     def __init__(self, options):
         super().__init__(str, options)
+
+
+class RegisteredOptions(StrOptions):
+    """Strings among what ``names()`` returns when checked: the entries of a registry
+    that may grow after the constraint is declared (``elmofeat.mixes``)."""
+
+    def __init__(self, names):
+        self._names = names
+        self.type = str
+
+    @property
+    def options(self):
+        return set(self._names())
 
 
 class Dtypes(Options):

@@ -4,7 +4,8 @@
 pickle is only as safe as its author. :func:`dump` writes a `skops
 <https://skops.readthedocs.io>`_ file instead: the estimator's state as JSON plus NumPy
 arrays, rebuilt on :func:`load` only from types on an allow-list (scikit-learn's and
-NumPy's, which skops trusts, plus elmofeat's own, listed in :data:`TRUSTED_TYPES`). A
+NumPy's, which skops trusts, plus elmofeat's own, listed in :data:`TRUSTED_TYPES`, and
+the fitted types of every registered layer mix, :mod:`elmofeat.mixes`). A
 file that names any other type is refused before anything in it is built.
 
 A fitted ``BiLM`` keeps its own weights-only format (:meth:`elmofeat.BiLM.save`); this
@@ -29,8 +30,6 @@ TRUSTED_TYPES = (
     "elmofeat.skipgram.SkipGramVectorizer",
     "elmofeat.wordvectors.WordVectorsVectorizer",
     "elmofeat._text.Vocabulary",
-    "elmofeat._fitted_mix.LinearMix",
-    "elmofeat._fitted_mix.ReluMix",
     "gensim.models.keyedvectors.KeyedVectors",
 )
 
@@ -86,7 +85,7 @@ def load(path, trusted=()):
     path : str or path
     trusted : sequence of str, default=()
         Further type names (``"module.Class"``) you trust, beyond scikit-learn's, NumPy's
-        and :data:`TRUSTED_TYPES`.
+        :data:`TRUSTED_TYPES` and the registered mixes' fitted types.
 
     Returns
     -------
@@ -116,7 +115,9 @@ def load(path, trusted=()):
         raise FileNotFoundError(f"no file at {path}")
     if not is_skops_file(path):
         raise ValueError(f"{path} is not a file written by elmofeat.dump (a skops file)")
-    allowed = {*TRUSTED_TYPES, *trusted}
+    from .mixes import trusted_type_names
+
+    allowed = {*TRUSTED_TYPES, *trusted_type_names(), *trusted}
     try:
         untrusted = [name for name in sio.get_untrusted_types(file=path) if name not in allowed]
     except Exception as exc:  # a damaged archive or schema

@@ -17,17 +17,16 @@ from ._base import BaseTextVectorizer
 from ._labels import check_targets
 from ._elmo_transform import CHUNK, chunks, document_features, transform_part
 from ._paths import default_cache_dir
-from ._param_validation import (Integral, Interval, Real, StrOptions, TorchDevices,
-                                fit_context, positive_int)
+from ._param_validation import (Integral, Interval, Real, RegisteredOptions, StrOptions,
+                                TorchDevices, fit_context, positive_int)
 from ._text import validate_documents
 from ._malloc import reuse_large_blocks
 from ._threads import N_THREADS_CONSTRAINTS, adaptive_threads
 from ._torch import resolve_device
 from .bilm import BiLM
-from ._fitted_mix import LinearMix, ReluMix, frozen_mix, layer_spread, pool_layers
-from ._mix_training import (HeadConfig, alignment_documents, cross_fitting_folds,
-                            fit_supervised_mix, pooled_features)
-from .mix import MIXES
+from .mixes import get_mix, mix_names
+from .mixes.base import MixData, MixSettings, layer_spread, pool_layers
+from .mixes.crossfit import cross_fitting_folds
 
 # Documents the frozen mix measures its layers' spread on.
 _SPREAD_SAMPLE = 2048
@@ -185,7 +184,7 @@ class ElmoVectorizer(BaseTextVectorizer):
     ``fit`` learns the mix on all of ``X``, and ``transform`` uses that mix. The biLM
     itself is pretrained once, without labels. Each fold's mix starts from the same
     initialisation, and each MLP mix maps its document features into the space of that
-    initialisation (``elmofeat._mix_training.align_to_initial_features``), so out-of-fold and
+    initialisation (``elmofeat.mixes.mlp.align_to_initial_features``), so out-of-fold and
     final features share one feature space.
 
     **Search without refits.** Clones share a fitted ``bilm`` and a named pretrained
@@ -315,7 +314,9 @@ class ElmoVectorizer(BaseTextVectorizer):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.target_tags.required = self.layer_mix != "frozen"  # supervised mixes need y
+        # A mix learned from labels needs y (an unknown mix is refused by fit).
+        tags.target_tags.required = (self.layer_mix in mix_names()
+                                     and get_mix(self.layer_mix).needs_labels)
         return tags
 
     def _pretrained_reference(self) -> dict | None:
@@ -341,13 +342,6 @@ class ElmoVectorizer(BaseTextVectorizer):
         reference = state.get("bilm_")
         if isinstance(reference, dict) and "pretrained_model" in reference:
             state["bilm_"] = _shipped_model(reference, state.get("device", "auto"))
-        params = state.pop("mix_params_", None)
-        if params is not None:  # pickled before mixes were objects: a dict of arrays
-            if "weight" in params:
-                state["mix_"] = ReluMix(params["weight"], params["bias"], params.get("alignment"))
-            else:
-                state["mix_"] = LinearMix(params["weights"], params["gamma"], params["shares"],
-                                          state["bilm_"].output_dim_)
         super().__setstate__(state)
 
     @property
@@ -360,7 +354,7 @@ class ElmoVectorizer(BaseTextVectorizer):
         **BaseTextVectorizer._output_parameter_constraints,
         "bilm": [BiLM, str, os.PathLike, None],
         "adapt_epochs": [positive_int(0)],
-        "layer_mix": [StrOptions(set(MIXES))],
+        "layer_mix": [RegisteredOptions(mix_names)],  # elmofeat.mixes' registry
         "mix_weights": [StrOptions({"random"}), "array-like", None],  # values: frozen_mix
         "scale_layers": ["boolean", StrOptions({"bilm"})],
         "cv": ["cv_object"],
@@ -379,13 +373,16 @@ class ElmoVectorizer(BaseTextVectorizer):
 
     def _check_params_together(self, y):
         """The checks that span parameters (or need ``y``)."""
-        if self.layer_mix != "frozen" and y is None:
+        spec = get_mix(self.layer_mix)
+        if spec.needs_labels and y is None:
             raise ValueError(
                 f"layer_mix={self.layer_mix!r} learns the mix from labels: pass y to fit "
-                "(fit(X, y)), or use layer_mix='frozen', which needs no labels"
+                "(fit(X, y)), or use a mix that needs no labels, such as layer_mix='frozen'"
             )
-        if self.layer_mix != "frozen" and self.mix_weights is not None:
-            raise ValueError("mix_weights is only used with layer_mix='frozen'")
+        if self.mix_weights is not None and "mix_weights" not in spec.parameters:
+            readers = [name for name in mix_names() if "mix_weights" in get_mix(name).parameters]
+            raise ValueError("mix_weights is only used with "
+                             + " or ".join(f"layer_mix={name!r}" for name in readers))
 
     def _cache_folder(self):
         if self.cache_dir is None:
@@ -461,34 +458,23 @@ class ElmoVectorizer(BaseTextVectorizer):
             return self._layer_spread(documents, seed)
         return np.ones(self.bilm_.n_representations_, dtype=np.float32)
 
-    def _learn_mix(self, layers, offsets, docs, targets, seed, pooled_layers=None):
-        """The fitted mix (applying to the unscaled layers), learned from the documents
-        ``docs`` (indices) and their labels ``targets`` (``None`` for the frozen mix).
-        An MLP mix is aligned on them and, if they are few, on unlabelled documents too.
-        Needs ``layer_scales_``."""
-        if self.layer_mix == "frozen":
-            return frozen_mix(self.mix_weights, self.layer_scales_, self.bilm_.output_dim_,
-                              np.random.RandomState(seed))
+    def _mix_settings(self, seed: int) -> MixSettings:
         learning_rate = self.mix_learning_rate
         if learning_rate is None:
-            learning_rate = 0.001 if self.layer_mix == "mlp" else 0.01
-        config = HeadConfig(self.mix_epochs, float(learning_rate), self.mix_batch_size, seed)
-        docs, alignment = np.asarray(docs), None
-        if self.layer_mix == "mlp":
-            n_features = self.mlp_dim * (2 if self.pooling == "meanmax" else 1)
-            alignment = alignment_documents(docs, targets.unlabelled, n_features, seed)
-        return fit_supervised_mix(self.layer_mix, layers, offsets, docs,
-                                  targets.y[docs], targets.classification, self.pooling,
-                                  self.mlp_dim, config, pooled_layers, self.layer_scales_,
-                                  alignment)
+            learning_rate = get_mix(self.layer_mix).learning_rate
+        return MixSettings(pooling=self.pooling, seed=seed, mix_weights=self.mix_weights,
+                           mlp_dim=self.mlp_dim, epochs=self.mix_epochs,
+                           learning_rate=None if learning_rate is None else float(learning_rate),
+                           batch_size=self.mix_batch_size)
 
     def _fit(self, X, y):
         documents = validate_documents(X)
         self._check_params_together(y)
+        spec = get_mix(self.layer_mix)
         if not documents:
             raise ValueError("X is empty: fit needs at least one document")
         # Labels are checked before the (long) pretraining, not after it.
-        targets = None if self.layer_mix == "frozen" else check_targets(y, len(documents))
+        targets = check_targets(y, len(documents)) if spec.needs_labels else None
         if targets is None and y is not None and len(np.asarray(y)) != len(documents):
             raise ValueError(f"X has {len(documents)} documents but y has {len(np.asarray(y))} labels")
         random_state = check_random_state(self.random_state)
@@ -497,21 +483,18 @@ class ElmoVectorizer(BaseTextVectorizer):
         seed = int(random_state.randint(2**31 - 1))
         # Every mix sees each layer divided by its spread (label-free: every document).
         self.layer_scales_ = self._scales(documents, seed)
-        pooled = None
-        if self.layer_mix == "frozen":  # nothing to learn from labels
-            layers, offsets = None, None
-            self.mix_ = self._learn_mix(None, None, None, None, seed)
-        else:
-            layers, offsets = self._layers(documents)
+        data = MixData(self.layer_scales_, self.bilm_.output_dim_, targets=targets)
+        if spec.needs_labels:
+            data.layers, data.offsets = self._layers(documents)
             # A linear mix commutes with mean pooling: pool every layer once, learn (and
             # cross-fit) from the pooled layers alone.
-            if self.layer_mix == "trainable" and self.pooling == "mean":
-                pooled = pool_layers(layers, offsets)
-            self.mix_ = self._learn_mix(layers, offsets, targets.labelled, targets, seed, pooled)
-        linear = isinstance(self.mix_, LinearMix)
-        self.layer_weights_ = self.mix_.shares if linear else None
-        self.gamma_ = float(self.mix_.gamma) if linear else None
-        return documents, targets, layers, offsets, seed, pooled
+            if spec.commutes_with_mean_pooling and self.pooling == "mean":
+                data.pooled_layers = pool_layers(data.layers, data.offsets)
+        settings = self._mix_settings(seed)
+        self.mix_ = spec.fit_mix(data, None if targets is None else targets.labelled, settings)
+        self.layer_weights_ = self.mix_.layer_weights
+        self.gamma_ = None if self.mix_.gamma is None else float(self.mix_.gamma)
+        return documents, data, settings
 
     @fit_context(prefer_skip_nested_validation=False)  # the BiLM's parameters too
     def fit(self, X, y=None):
@@ -550,29 +533,23 @@ class ElmoVectorizer(BaseTextVectorizer):
             return self._fit_transform(X, y)
 
     def _fit_transform(self, X, y):
-        documents, targets, layers, offsets, seed, pooled = self._fit(X, y)
-        if self.layer_mix == "frozen":
+        documents, data, settings = self._fit(X, y)
+        targets = data.targets
+        if targets is None:  # a mix without labels: nothing to cross-fit
             return self.transform(documents)
-        labelled = targets.labelled
-
-        def features(mix, docs):
-            if pooled is not None:
-                return mix.apply(pooled[docs])
-            return pooled_features(mix, layers, offsets, docs, self.pooling)
-
-        n_features = len(self.get_feature_names_out())
-        out = np.zeros((len(documents), n_features), dtype=np.float32)
-        for train, test in cross_fitting_folds(self.cv, targets, seed):
+        spec, labelled = get_mix(self.layer_mix), targets.labelled
+        out = np.zeros((len(documents), len(self.get_feature_names_out())), dtype=np.float32)
+        for train, test in cross_fitting_folds(self.cv, targets, settings.seed):
             # The same seed as the full fit: every fold's mix starts from the same
             # initialisation, so that a learned (MLP) feature space stays aligned across
             # folds and with the one transform uses.
-            mix = self._learn_mix(layers, offsets, labelled[train], targets, seed, pooled)
-            out[labelled[test]] = features(mix, labelled[test])
+            mix = spec.fit_mix(data, labelled[train], settings)
+            out[labelled[test]] = mix.features(data, labelled[test], self.pooling)
         # Unlabelled documents lend no label to the mix: the full fit's features are
         # out-of-sample for them already.
         unlabelled = targets.unlabelled
         if len(unlabelled):
-            out[unlabelled] = features(self.mix_, unlabelled)
+            out[unlabelled] = self.mix_.features(data, unlabelled, self.pooling)
         return self._finish(out)
 
     # ------------------------------------------------------------------- transform

@@ -125,9 +125,9 @@ def check_output_shape_dtype_and_names(estimator, X, y):
 def check_fit_transform_matches_fit_then_transform(estimator, X, y):
     a = clone(estimator).fit_transform(X, y)
     b = clone(estimator).fit(X, y).transform(X)
-    if getattr(estimator, "layer_mix", "frozen") == "frozen":
+    if not estimator.__sklearn_tags__().target_tags.required:
         np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
-    else:  # supervised mixes cross-fit in fit_transform (as TargetEncoder does)
+    else:  # mixes learned from labels cross-fit in fit_transform (as TargetEncoder does)
         assert a.shape == b.shape and np.isfinite(a).all()
 
 
@@ -194,9 +194,10 @@ def check_accepts_iterables(estimator, X, y):
         np.testing.assert_array_equal(est.transform(variant), expected)
 
 
-def _load_in_fresh_process(save, load, outputs, X, tmp_path) -> np.ndarray:
-    """Save with ``save(path)``; in a new Python process (warnings as errors) load the
-    file with the statement ``load`` (binding ``model``) and return ``outputs`` there."""
+def _load_in_fresh_process(save, load, outputs, X, tmp_path, prelude="") -> np.ndarray:
+    """Save with ``save(path)``; in a new Python process (warnings as errors) run
+    ``prelude``, load the file with the statement ``load`` (binding ``model``) and return
+    ``outputs`` there."""
     model_path, docs_path, out_path = (tmp_path / n for n in ("model", "d.json", "o.npy"))
     save(model_path)
     docs_path.write_text(json.dumps(X))
@@ -204,6 +205,7 @@ def _load_in_fresh_process(save, load, outputs, X, tmp_path) -> np.ndarray:
         f"""
         import json, warnings, joblib, numpy as np, elmofeat
         warnings.simplefilter("error")
+        {prelude}
         model = {load.format(path=repr(str(model_path)))}
         X = json.load(open({str(docs_path)!r}))
         np.save({str(out_path)!r}, {outputs})
@@ -213,16 +215,17 @@ def _load_in_fresh_process(save, load, outputs, X, tmp_path) -> np.ndarray:
     return np.load(out_path)
 
 
-def check_pickle_in_fresh_process(estimator, X, y, tmp_path):
+def check_pickle_in_fresh_process(estimator, X, y, tmp_path, prelude=""):
     est = clone(estimator).fit(X, y)
     loaded = _load_in_fresh_process(lambda path: joblib.dump(est, path), "joblib.load({path})",
-                                    "model.transform(X)", X, tmp_path)
+                                    "model.transform(X)", X, tmp_path, prelude)
     np.testing.assert_array_equal(loaded, est.transform(X))
 
 
-def check_safe_file_in_fresh_process(estimator, X, y, tmp_path):
+def check_safe_file_in_fresh_process(estimator, X, y, tmp_path, prelude=""):
     """elmofeat.dump / load: the estimator inside a Pipeline, loaded in another process
-    without running code from the file, transforms and predicts the same."""
+    without running code from the file, transforms and predicts the same. ``prelude``:
+    a statement run there first (registering a user's mix)."""
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import make_pipeline
 
@@ -231,7 +234,7 @@ def check_safe_file_in_fresh_process(estimator, X, y, tmp_path):
     pipe = make_pipeline(clone(estimator), LogisticRegression(max_iter=500)).fit(X, y)
     loaded = _load_in_fresh_process(
         lambda path: elmofeat.dump(pipe, path), "elmofeat.load({path})",
-        "np.hstack([model[0].transform(X), model.predict_proba(X)])", X, tmp_path)
+        "np.hstack([model[0].transform(X), model.predict_proba(X)])", X, tmp_path, prelude)
     np.testing.assert_array_equal(loaded, np.hstack([pipe[0].transform(X), pipe.predict_proba(X)]))
 
 

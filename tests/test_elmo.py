@@ -536,36 +536,19 @@ def test_device_is_where_the_vectorizer_runs(corpus, bilm):
                 BiLM(**{**SMALL_BILM, "device": device}).fit(X)
 
 
-@pytest.mark.parametrize("layer_mix", ["frozen", "mlp"])
-def test_a_pickle_holding_the_mix_as_a_dict_of_arrays_still_loads(corpus, bilm, layer_mix):
-    X, y = corpus
-    vec = ElmoVectorizer(bilm, layer_mix=layer_mix, mlp_dim=6, mix_epochs=1, cache_dir=None,
-                         random_state=0).fit(X, y)
-    state = vec.__getstate__()
-    mix = state.pop("mix_")
-    state["mix_params_"] = ({"weight": mix.weight, "bias": mix.bias, "alignment": mix.alignment}
-                            if layer_mix == "mlp" else
-                            {"weights": mix.weights, "gamma": mix.gamma, "shares": mix.shares})
-    old = ElmoVectorizer.__new__(ElmoVectorizer)
-    old.__setstate__(state)
-    assert not hasattr(old, "mix_params_")
-    np.testing.assert_array_equal(old.transform(X[:5]), vec.transform(X[:5]))
-
-
-
 def test_mlp_mix_with_few_labels_is_aligned_on_unlabelled_documents_too(corpus, bilm, monkeypatch):
     # The alignment (label-free least squares, mlp_dim + 1 coefficients per output) is
     # underdetermined on a handful of labelled documents: unlabelled ones join it.
-    from elmofeat import _mix_training
+    from elmofeat.mixes import mlp as mlp_mix
 
     rows = []
-    fit_alignment = _mix_training.fit_alignment
+    fit_alignment = mlp_mix.fit_alignment
 
     def spy(trained, trained_features, initial_features):
         rows.append(len(trained_features))
         return fit_alignment(trained, trained_features, initial_features)
 
-    monkeypatch.setattr(_mix_training, "fit_alignment", spy)
+    monkeypatch.setattr(mlp_mix, "fit_alignment", spy)
     X, y = corpus
     few = np.full(len(y), -1)
     few[:12] = y[:12]

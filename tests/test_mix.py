@@ -1,5 +1,5 @@
-"""The layer mixes: torch modules (elmofeat.mix), their fitted NumPy form
-(elmofeat._fitted_mix) and the MLP alignment (elmofeat._mix_training)."""
+"""The layer mixes of elmofeat.mixes: torch modules, their fitted NumPy form, the MLP
+alignment and the head-training loop."""
 
 import pickle
 
@@ -7,10 +7,12 @@ import numpy as np
 import pytest
 import torch
 
-from elmofeat._fitted_mix import LinearMix, ReluMix, frozen_mix
-from elmofeat._mix_training import align_to_initial_features
+from elmofeat._labels import check_targets
 from elmofeat._pooling import pool_vectors
-from elmofeat.mix import MLPMix, ScalarMix
+from elmofeat.mixes import get_mix
+from elmofeat.mixes.base import MixData, MixSettings
+from elmofeat.mixes.mlp import MLPMix, ReluMix, align_to_initial_features, alignment_documents
+from elmofeat.mixes.scalar import LinearMix, ScalarMix, frozen_mix
 
 
 def test_scalar_mix_is_elmo_equation():
@@ -131,8 +133,6 @@ def test_fitted_mixes_pickle_as_numpy_arrays():
 
 
 def test_alignment_documents_add_unlabelled_ones_only_when_the_labelled_are_too_few():
-    from elmofeat._mix_training import alignment_documents
-
     docs, unlabelled = np.arange(0, 40), np.arange(40, 200)
     # 6 features: 70 rows wanted, 30 unlabelled join; the same seed picks the same ones.
     chosen = alignment_documents(docs, unlabelled, 6, seed=0)
@@ -150,9 +150,9 @@ def test_alignment_documents_add_unlabelled_ones_only_when_the_labelled_are_too_
 def test_the_mlp_mix_trains_in_bfloat16_only_where_the_cpu_has_it(monkeypatch, native):
     # Emulated bfloat16 is several times slower than float32 (AVX2-only CPUs), so the
     # MLP mix's per-token autocast follows the CPU's native support.
-    from elmofeat import _mix_training
+    from elmofeat.mixes import head, mlp
 
-    monkeypatch.setattr(_mix_training, "bf16_supported", lambda device: native)
+    monkeypatch.setattr(mlp, "bf16_supported", lambda device: native)
     seen = []
     real_autocast = torch.autocast
 
@@ -160,12 +160,14 @@ def test_the_mlp_mix_trains_in_bfloat16_only_where_the_cpu_has_it(monkeypatch, n
         seen.append(kwargs.get("enabled", True))
         return real_autocast(*args, **kwargs)
 
-    monkeypatch.setattr(_mix_training.torch, "autocast", recording_autocast)
+    monkeypatch.setattr(head.torch, "autocast", recording_autocast)
     rng = np.random.default_rng(0)
     layers = rng.normal(size=(40, 3, 8)).astype(np.float32)
     offsets = np.arange(0, 41, 4)
-    config = _mix_training.HeadConfig(epochs=1, learning_rate=0.01, batch_size=5, seed=0)
-    mix = _mix_training.fit_supervised_mix("mlp", layers, offsets, np.arange(10),
-                                           np.array([0, 1] * 5), True, "mean", 6, config)
+    settings = MixSettings(pooling="mean", seed=0, mlp_dim=6, epochs=1, learning_rate=0.01,
+                           batch_size=5)
+    data = MixData(np.ones(3, np.float32), 8, layers, offsets,
+                   targets=check_targets(np.array([0, 1] * 5), 10))
+    mix = get_mix("mlp").fit_mix(data, np.arange(10), settings)
     assert seen and set(seen) == {native}
     assert np.isfinite(mix.pool(layers, offsets, "mean")).all()

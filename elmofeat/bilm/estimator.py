@@ -12,7 +12,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
 
 from .._base import TextEstimatorMixin
-from .._fitted_mix import layer_spread
+from ..mixes.base import layer_spread
 from .._malloc import reuse_large_blocks
 from .._param_validation import (Interval, Real, StrOptions, TorchDevices, fit_context,
                                  positive_int)

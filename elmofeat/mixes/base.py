@@ -1,0 +1,165 @@
+"""What every layer mix shares: the fitted form's interface, the data a mix learns from,
+and the settings it is given.
+
+A fitted mix (:class:`FittedMix`) is a small NumPy object, what a fitted
+:class:`~elmofeat.ElmoVectorizer` keeps as ``mix_``: transforming and pickling need no
+torch module. It applies to the unscaled layers (a mix that divides layers by their
+scales folds them into its weights).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._pooling import pool_vectors
+
+
+@dataclass
+class MixData:
+    """The layers a mix is learned from.
+
+    Attributes
+    ----------
+    layer_scales : ndarray (n_layers,)
+        What each layer is divided by before the mix (ones when unscaled).
+    dim : int
+        Width of a layer.
+    layers : ndarray (n_tokens, n_layers, dim) or None
+        Token representations of every document; None for a mix that needs no labels.
+    offsets : ndarray (n_documents + 1,) or None
+        Document ``i`` owns ``layers[offsets[i]:offsets[i + 1]]``.
+    pooled_layers : ndarray (n_documents, n_layers, dim) or None
+        :func:`pool_layers` of every document, given to a mix that commutes with mean
+        pooling when the pooling is the mean.
+    targets : Targets or None
+        The labels (``elmofeat._labels.Targets``: ``y``, ``labelled``, ``unlabelled``,
+        ``classification``).
+    """
+
+    layer_scales: np.ndarray
+    dim: int
+    layers: np.ndarray | None = None
+    offsets: np.ndarray | None = None
+    pooled_layers: np.ndarray | None = None
+    targets: object = None
+
+    @property
+    def n_layers(self) -> int:
+        return len(self.layer_scales)
+
+
+@dataclass(frozen=True)
+class MixSettings:
+    """The vectorizer's settings a mix is fitted with (``ElmoVectorizer`` parameters)."""
+
+    pooling: str
+    seed: int
+    mix_weights: object = None
+    mlp_dim: int = 256
+    epochs: int = 10
+    learning_rate: float = 0.01
+    batch_size: int = 64
+
+
+def pool_layers(layers: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """Mean of every layer per document: ``(n_tokens, n_layers, dim) -> (n_documents,
+    n_layers, dim)``; what a linear mix with mean pooling needs."""
+    n_layers, dim = layers.shape[1:]
+    flat = layers.reshape(len(layers), n_layers * dim)  # explicit: a chunk may have no token
+    return pool_vectors(flat, offsets, "mean").reshape(len(offsets) - 1, n_layers, dim)
+
+
+def layer_spread(layers: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """Per layer, the root mean variance of the mean-pooled vectors of the non-empty
+    documents: ``(n_tokens, n_layers, dim) -> (n_layers,)``; ones where there is nothing
+    to measure (fewer than 2 documents) or a layer does not vary."""
+    pooled = pool_layers(layers, offsets)[np.diff(offsets) > 0]
+    if len(pooled) < 2:
+        return np.ones(layers.shape[1], dtype=np.float32)
+    spread = np.sqrt(pooled.astype(np.float64).var(axis=0).mean(axis=-1))
+    return np.where(spread > 1e-12, spread, 1.0).astype(np.float32)
+
+
+def select_documents(layers: np.ndarray, offsets: np.ndarray, docs) -> tuple[np.ndarray, np.ndarray]:
+    """The token rows of the given documents, in that order, with their new offsets."""
+    docs = np.asarray(docs, dtype=np.int64)
+    lengths = offsets[docs + 1] - offsets[docs]
+    new_offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    rows = np.repeat(offsets[docs] - new_offsets[:-1], lengths) + np.arange(new_offsets[-1])
+    return layers[rows], new_offsets
+
+
+class FittedMix:
+    """The interface of a fitted mix; subclasses define ``n_features`` and ``apply``.
+
+    ``layer_weights`` and ``gamma`` are what ``ElmoVectorizer`` shows as
+    ``layer_weights_`` and ``gamma_``: None for a mix that has no such weights.
+    """
+
+    n_features: int
+    layer_weights: np.ndarray | None = None
+    gamma: float | None = None
+
+    def apply(self, layers: np.ndarray) -> np.ndarray:  # pragma: no cover - abstract
+        """Mix token representations ``(n_tokens, n_layers, dim) -> (n_tokens, n_features)``."""
+        raise NotImplementedError
+
+    def pool(self, layers: np.ndarray, offsets: np.ndarray, pooling: str) -> np.ndarray:
+        """Document features: mix every token, then pool per document.
+
+        Parameters
+        ----------
+        layers : ndarray (n_tokens, n_layers, dim)
+        offsets : ndarray (n_documents + 1,)
+            Document ``i`` owns ``layers[offsets[i]:offsets[i + 1]]``.
+        pooling : {"mean", "max", "meanmax"}
+        """
+        return self._after_pooling(pool_vectors(self.apply(layers), offsets, pooling), offsets)
+
+    def pool_stream(self, pieces, pooling: str) -> np.ndarray:
+        """:meth:`pool` of one document given as consecutive pieces of its tokens.
+
+        Parameters
+        ----------
+        pieces : iterable of ndarray (n_tokens_piece, n_layers, dim)
+            The document's layer representations, a piece at a time, so that a very long
+            document never has all its layers in memory at once.
+
+        Returns
+        -------
+        features : ndarray of shape (n_features,), float32
+            Equal (up to float rounding) to :meth:`pool` of the concatenated pieces.
+        """
+        total, largest, n_tokens = None, None, 0
+        for layers in pieces:
+            if not len(layers):
+                continue
+            mixed = self.apply(layers).astype(np.float64)
+            piece_sum, piece_max = mixed.sum(axis=0), mixed.max(axis=0)
+            total = piece_sum if total is None else total + piece_sum
+            largest = piece_max if largest is None else np.maximum(largest, piece_max)
+            n_tokens += len(layers)
+        if n_tokens == 0:
+            raise ValueError("pool_stream needs a document with at least one token")
+        parts = {"mean": [total / n_tokens], "max": [largest],
+                 "meanmax": [total / n_tokens, largest]}[pooling]
+        pooled = np.concatenate(parts).astype(np.float32)
+        return self._after_pooling(pooled[None, :], np.array([0, n_tokens]))[0]
+
+    def features(self, data: MixData, docs, pooling: str, chunk: int = 1024) -> np.ndarray:
+        """Document features of the documents ``docs`` (indices) of ``data``: from the
+        pooled layers where ``data`` has them (a mix that commutes with mean pooling),
+        else mixed and pooled a chunk of documents at a time, so that their token rows
+        are never all copied at once."""
+        docs = np.asarray(docs, dtype=np.int64)
+        if data.pooled_layers is not None:
+            return self.apply(data.pooled_layers[docs])
+        parts = [self.pool(*select_documents(data.layers, data.offsets, docs[i : i + chunk]),
+                           pooling)
+                 for i in range(0, len(docs), chunk)]
+        return np.concatenate(parts) if parts else np.zeros((0, 0), np.float32)
+
+    def _after_pooling(self, pooled: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+        return pooled
