@@ -15,9 +15,10 @@ import sys
 import time
 from pathlib import Path
 
+from importlib.metadata import PackageNotFoundError, version
+
 import elmofeat
-from elmofeat._versions import version_stamps
-from elmofeat.benchmark.report import markdown_table  # noqa: F401 (re-exported)
+from elmofeat.suite.report import markdown_table  # noqa: F401 (re-exported)
 
 elmofeat.limit_openmp_spinning()
 elmofeat.set_config(malloc_tuning=True)
@@ -53,8 +54,26 @@ def environment() -> dict:
         "platform": platform.platform(),
         "cpu_count": os.cpu_count(),
         "cpu": cpu_description(),
-        "packages": version_stamps(PACKAGES),
+        "packages": {package: _version(package) for package in PACKAGES},
     }
+
+
+def _version(package: str) -> str | None:
+    try:
+        return elmofeat.__version__ if package == "elmofeat" else version(package)
+    except PackageNotFoundError:
+        return None
+
+
+def write_text_atomically(path: Path, text: str) -> None:
+    """Write ``text`` beside ``path`` and rename it into place: a stopped script never
+    leaves a half-written model card or configuration."""
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        temporary.write_text(text)
+        os.replace(temporary, path)
+    finally:
+        temporary.unlink(missing_ok=True)
 
 
 def write_results(name: str, payload: dict, markdown: str,

@@ -72,9 +72,9 @@ def main():
         timed_embed(bilm, docs[:200], repeats=1)  # warm-up
         seconds, n_tokens = timed_embed(bilm, docs)
         single_seconds, single_tokens = timed_embed(bilm, docs[: args.single], one_at_a_time=True)
-        windows = bilm._windows(bilm._tokenize(docs))
+        windows = bilm._windows(bilm.tokenize(docs))
         flops = lstm_flops(bilm, int(windows.lengths.sum())) / seconds
-        single_windows = bilm._windows(bilm._tokenize(docs[: args.single]))
+        single_windows = bilm._windows(bilm.tokenize(docs[: args.single]))
         single_flops = lstm_flops(bilm, int(single_windows.lengths.sum())) / single_seconds
         # The kernel's own ceiling: one bare LSTM at the inference batch and mean width.
         mean_width = int(round(windows.lengths.mean()))

@@ -35,7 +35,7 @@ import torch
 
 from _common import markdown_table, write_results
 from elmofeat import BiLM
-from elmofeat._text import TextTokenizer, Vocabulary
+from elmofeat.text import TextTokenizer, Vocabulary
 from elmofeat.bilm.batching import SPECIALS, UNK, make_batch, make_windows
 from elmofeat.bilm.estimator import BILM_TOKEN_PATTERN
 from elmofeat.bilm.train import evaluate_perplexity

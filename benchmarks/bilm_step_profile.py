@@ -37,8 +37,8 @@ from torch import nn
 
 from _common import bare_lstm_flops, markdown_table, matmul_peak, write_results
 from elmofeat import BiLM
-from elmofeat._malloc import reuse_large_blocks
-from elmofeat._torch import adamw, autocast
+from elmofeat.runtime.malloc import reuse_large_blocks
+from elmofeat.runtime.torch_helpers import adamw, autocast
 from elmofeat.bilm.batching import bucket_batches, make_batch
 from elmofeat.bilm.softmax import bucketed_rows
 from elmofeat.datasets import load_ag_news
@@ -130,7 +130,7 @@ def main():
                 precision=args.precision).fit(texts)
     lm = bilm.language_model_.train()
     encoder, adaptive = lm.encoder, lm.softmax.adaptive
-    windows = bilm._windows(bilm._tokenize(texts))
+    windows = bilm._windows(bilm.tokenize(texts))
     order = bucket_batches(windows.lengths, bilm.batch_size, np.random.default_rng(0))
     batches = [make_batch(windows, idx, None) for idx in order[: args.batches]]
     optimizer = adamw(lm.parameters(), lr=1e-5)

@@ -37,7 +37,7 @@ import time
 
 from _common import RESULTS, markdown_table, write_results
 
-from elmofeat._openmp import SPIN_COUNT
+from elmofeat.runtime.openmp import SPIN_COUNT
 
 CHILD = r"""
 import json, sys, time

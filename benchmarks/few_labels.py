@@ -49,9 +49,9 @@ from threadpoolctl import threadpool_limits
 from _common import markdown_table, write_results
 from elmofeat import BiLM, ElmoVectorizer, SVDVectorizer
 from elmofeat import WordVectorsVectorizer
-from elmofeat.benchmark import BenchmarkSettings
-from elmofeat.benchmark.data import load_dataset
-from elmofeat.benchmark.run import load_glove
+from elmofeat.suite import BenchmarkSettings
+from elmofeat.suite.data import load_dataset
+from elmofeat.suite.run import load_glove
 from elmofeat.datasets import get_data_home
 
 SIZES = (50, 200, 1000, None)  # None: every training label

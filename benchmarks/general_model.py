@@ -38,10 +38,10 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 
-from _common import RESULTS, markdown_table, write_results
+from _common import RESULTS, markdown_table, write_results, write_text_atomically
 from elmofeat import BiLM, ElmoVectorizer
-from elmofeat.benchmark.data import load_dataset
-from elmofeat.benchmark.settings import BenchmarkSettings
+from elmofeat.suite.data import load_dataset
+from elmofeat.suite.settings import BenchmarkSettings
 from elmofeat.bilm.corpus import TextFiles
 from elmofeat.datasets import get_data_home
 
@@ -217,7 +217,7 @@ def suite_table(path: Path) -> str:
             values = [s["methods"][method]["accuracy"] for s in splits if method in s["methods"]]
             cells.append(f"{np.mean(values):.4f}" if len(values) == len(splits) else "")
         if any(cells):
-            from elmofeat.benchmark.methods import METHODS
+            from elmofeat.suite.methods import METHODS
 
             rows.append([METHODS[method].label, *cells])
     # The general rows may come from a run joined to the report later (--add-to).
@@ -232,7 +232,6 @@ def suite_table(path: Path) -> str:
 def run_card(args, home: Path) -> None:
     """Held-out perplexity of a model folder, then its model card (README.md) from the
     results files: the candidates' table, the first-split probe and the suite."""
-    from elmofeat._files import atomic_path
     from elmofeat.models import recipes
 
     folder = Path(args.models[0])
@@ -294,8 +293,7 @@ contexts it has read, and words neither the corpus nor GloVe's first 200,000 hol
 `<unk>` unless adaptation (`adapt_epochs`) adds them from your texts. Its LSTMs are
 small ({params['hidden_dim']} wide) and saw {tokens / 1e6:.0f}M tokens; ELMo's original model saw about 800M.
 """
-    with atomic_path(folder / "README.md") as path:
-        path.write_text(card)
+    write_text_atomically(folder / "README.md", card)
     print(card)
 
 
@@ -354,7 +352,6 @@ def run_scales(args, home: Path) -> None:
     measured them), measured as ``BiLM.fit`` measures them, on the corpus's held-out
     books (the first 2,000 of every tenth paragraph), written into its config.json:
     ``elmofeat embed`` divides by them. The weights file, and its pinned SHA-256, stay."""
-    from elmofeat._files import atomic_path
     from elmofeat.mixes.base import layer_spread
 
     folder = Path(args.models[0])
@@ -364,8 +361,7 @@ def run_scales(args, home: Path) -> None:
     config["layer_scales"] = [round(float(v), 6) for v in scales]
     config["layer_scales_measured_on"] = ("2,000 paragraphs of the corpus's held-out books "
                                           "(benchmarks/general_model.py scales)")
-    with atomic_path(folder / "config.json") as temporary:
-        temporary.write_text(json.dumps(config, indent=2) + "\n")
+    write_text_atomically(folder / "config.json", json.dumps(config, indent=2) + "\n")
     print(folder, config["layer_scales"])
 
 

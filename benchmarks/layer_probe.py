@@ -37,8 +37,8 @@ from sklearn.preprocessing import StandardScaler
 import elmofeat
 from _common import RESULTS, markdown_table, write_results
 from elmofeat import BiLM, ElmoVectorizer, SVDVectorizer, make_hybrid
-from elmofeat.benchmark import BenchmarkSettings
-from elmofeat.benchmark.data import load_dataset
+from elmofeat.suite import BenchmarkSettings
+from elmofeat.suite.data import load_dataset
 from elmofeat.datasets import get_data_home
 
 STUDIES = ("layers", "train-embedding", "scales", "test-texts", "hybrid")

@@ -223,8 +223,8 @@ def paired_block(methods, lead: str) -> str:
     row: mean accuracy and the paired difference, split by split."""
     import json
 
-    from elmofeat.benchmark.methods import METHODS
-    from elmofeat.benchmark.paired import best_tfidf, paired_differences
+    from elmofeat.suite.methods import METHODS
+    from elmofeat.suite.paired import best_tfidf, paired_differences
 
     path = REPORT / "results.json"
     if not path.is_file():

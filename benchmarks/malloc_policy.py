@@ -1,4 +1,4 @@
-"""What keeping large freed blocks in the heap is worth (``elmofeat._malloc``).
+"""What keeping large freed blocks in the heap is worth (``elmofeat.runtime.malloc``).
 
 With ``elmofeat.set_config(malloc_tuning=True)`` (an opt-in; the ``elmofeat`` command
 makes it), ``BiLM.fit`` and ``ElmoVectorizer``'s fits raise glibc's
@@ -77,7 +77,7 @@ mode, home, seconds, benchmarks = sys.argv[1], sys.argv[2], float(sys.argv[3]), 
 sys.path.insert(0, benchmarks)
 from bilm_pretrain_speed import reference_fit
 import elmofeat
-from elmofeat._malloc import reuse_large_blocks
+from elmofeat.runtime.malloc import reuse_large_blocks
 from elmofeat.datasets import load_ag_news
 
 elmofeat.set_config(malloc_tuning=mode == "on")

@@ -16,7 +16,7 @@ from _common import markdown_table, run_in_fresh_processes, write_results
 CHILD = r"""
 import json, resource, sys, time
 from elmofeat import SVDVectorizer
-from elmofeat._text import TextTokenizer
+from elmofeat.text import TextTokenizer
 from elmofeat.datasets import load_ag_news
 n_tokens, data_home = int(sys.argv[1]), (sys.argv[2] or None)
 base = load_ag_news(data_home, subset="test").data

@@ -22,7 +22,7 @@ from sklearn.utils import check_random_state
 
 from _common import markdown_table, write_results
 from elmofeat import SkipGramVectorizer
-from elmofeat._text import TextTokenizer
+from elmofeat.text import TextTokenizer
 from elmofeat.datasets import load_ag_news
 
 

@@ -8,7 +8,7 @@ process-level settings that help on a busy machine are opt-ins
 (:func:`limit_openmp_spinning`, ``set_config(malloc_tuning=True)``).
 """
 
-from ._openmp import limit_openmp_spinning
+from .runtime.openmp import limit_openmp_spinning
 from ._config import clear_caches, config_context, get_config, set_config
 from ._lazy import lazy_attributes
 from ._persistence import dump, load
@@ -16,10 +16,10 @@ from ._version import __version__
 
 _EXPORTS = {
     "BiLM": ".bilm",
-    "ElmoVectorizer": ".elmo",
-    "SVDVectorizer": ".svd",
-    "SkipGramVectorizer": ".skipgram",
-    "WordVectorsVectorizer": ".wordvectors",
+    "ElmoVectorizer": ".elmo.vectorizer",
+    "SVDVectorizer": ".wordvectors.svd",
+    "SkipGramVectorizer": ".wordvectors.skipgram",
+    "WordVectorsVectorizer": ".wordvectors.pretrained",
     "make_hybrid": ".hybrid",
 }
 __getattr__, __dir__ = lazy_attributes(__name__, _EXPORTS, globals())

@@ -16,8 +16,8 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._param_validation import Dtypes, StrOptions
 from ._pooling import POOLING_METHODS, pooled_feature_names
-from ._text import TextTokenizer, read_once, validate_documents
-from ._versions import STAMP_KEY, check_version_stamps, version_stamps
+from .text import TextTokenizer, read_once, validate_documents
+from ._stamps import STAMP_KEY, check_version_stamps, version_stamps
 
 
 class TextEstimatorMixin:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import contextlib
 from numbers import Integral
 
-from . import _bilm_cache, _malloc
+from .elmo import caches as _bilm_cache
+from .runtime import malloc as _malloc
 
 
 def get_config() -> dict:

@@ -221,7 +221,7 @@ class TorchDevices(Constraint):
     """``"auto"`` or a device string torch understands (``"cpu"``, ``"cuda:1"``...)."""
 
     def is_satisfied_by(self, val):
-        from ._torch import check_device
+        from .runtime.torch_helpers import check_device
 
         try:
             check_device(val)

@@ -24,12 +24,12 @@ from ._files import atomic_path
 # from arrays); none runs code named by the file.
 TRUSTED_TYPES = (
     "elmofeat.bilm.estimator.BiLM",
-    "elmofeat.elmo.ElmoVectorizer",
+    "elmofeat.elmo.vectorizer.ElmoVectorizer",
     "elmofeat.hybrid.FeatureUnion",
-    "elmofeat.svd.SVDVectorizer",
-    "elmofeat.skipgram.SkipGramVectorizer",
-    "elmofeat.wordvectors.WordVectorsVectorizer",
-    "elmofeat._text.Vocabulary",
+    "elmofeat.wordvectors.svd.SVDVectorizer",
+    "elmofeat.wordvectors.skipgram.SkipGramVectorizer",
+    "elmofeat.wordvectors.pretrained.WordVectorsVectorizer",
+    "elmofeat.text.Vocabulary",
     "gensim.models.keyedvectors.KeyedVectors",
 )
 

@@ -20,7 +20,7 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 
-from ._text import RaggedIds
+from .text import RaggedIds
 
 POOLING_METHODS = ("mean", "max", "meanmax")
 

@@ -9,8 +9,8 @@ from sklearn import pipeline
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import Normalizer, StandardScaler
 
-from ._text import read_once
-from .elmo import ElmoVectorizer
+from .text import read_once
+from .elmo.vectorizer import ElmoVectorizer
 
 
 class FeatureUnion(pipeline.FeatureUnion):

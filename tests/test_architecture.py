@@ -84,7 +84,7 @@ def code_lines(path: Path) -> int:
 
 def test_no_module_is_longer_than_400_lines_of_code():
     sizes = {str(p.relative_to(PACKAGE.parent)): code_lines(p) for p in PACKAGE.rglob("*.py")}
-    assert sizes["elmofeat/elmo.py"] > 100  # the count sees real modules
+    assert sizes["elmofeat/elmo/vectorizer.py"] > 100  # the count sees real modules
     assert {name: n for name, n in sizes.items() if n > 400} == {}
 
 

@@ -1,4 +1,4 @@
-"""The task suite behind ``elmofeat benchmark`` (elmofeat.benchmark): scores, reproducibility, the report."""
+"""The task suite behind ``elmofeat benchmark`` (elmofeat.suite): scores, reproducibility, the report."""
 
 import json
 
@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 from elmofeat.cli import main
-from elmofeat.benchmark import BenchmarkSettings, run_benchmark, write_report
-from elmofeat.benchmark.catalog import DEFAULT_METHODS, METHOD_NAMES
-from elmofeat.benchmark.methods import HYBRID_WEIGHTS
-from elmofeat.benchmark.report import render_markdown, summarize
+from elmofeat.suite import BenchmarkSettings, run_benchmark, write_report
+from elmofeat.suite.catalog import DEFAULT_METHODS, METHOD_NAMES
+from elmofeat.suite.methods import HYBRID_WEIGHTS
+from elmofeat.suite.report import render_markdown, summarize
 
 # Two tasks of the suite, small enough for CI; every method, those the default leaves
 # out included (SVD's 300 components need a vocabulary of 300 words, which these
@@ -93,7 +93,7 @@ def test_report_files(results, tmp_path):
 def test_a_failed_report_keeps_the_previous_one(results, tmp_path, monkeypatch):
     write_report(results, tmp_path, figures=False)
     before = (tmp_path / "report.md").read_text()
-    import elmofeat.benchmark.report as report
+    import elmofeat.suite.report as report
 
     def broken(*args):
         raise RuntimeError("disk full")
@@ -146,7 +146,7 @@ def test_benchmark_command_without_a_bilm(data_home, tmp_path, capsys):
 
 
 def test_targets_are_checked_against_the_better_tfidf_row():
-    from elmofeat.benchmark.targets import check_targets
+    from elmofeat.suite.targets import evaluate_targets
 
     def stat(value):
         return {"accuracy": {"mean": value, "std": 0.0}}
@@ -155,21 +155,21 @@ def test_targets_are_checked_against_the_better_tfidf_row():
                            "skipgram": stat(0.78), "elmo-trainable": stat(0.87),
                            "elmo-frozen": stat(0.81), "hybrid": stat(0.855),
                            "hybrid-search": stat(0.861)}}
-    checks = {(c.target, c.detail.split()[0]): c for c in check_targets(summary, {"ag_news": "AG"})}
-    hybrids = {c.detail.split(")")[0]: c for c in check_targets(summary, {"ag_news": "AG"})
+    checks = {(c.target, c.detail.split()[0]): c for c in evaluate_targets(summary, {"ag_news": "AG"})}
+    hybrids = {c.detail.split(")")[0]: c for c in evaluate_targets(summary, {"ag_news": "AG"})
                if c.target == "hybrid 1 point above TF-IDF"}
     assert not checks[("SkipGramVectorizer within 3 points of SVDVectorizer", "skip-gram")].met
     best = checks[("best ELMo mix (defaults) 1 point above TF-IDF", "ELMo,")]
     assert best.met and "vs TF-IDF 0.8500" in best.detail  # C=10 row, not the weaker one
     assert not hybrids["TF-IDF + ELMo (make_hybrid"].met  # +0.005
     assert hybrids["TF-IDF + ELMo (make_hybrid, weight searched"].met  # +0.011
-    frozen = [c for c in check_targets(summary, {"ag_news": "AG"})
+    frozen = [c for c in evaluate_targets(summary, {"ag_news": "AG"})
               if c.target.startswith("every ELMo mix") and "frozen" in c.detail]
     assert len(frozen) == 1 and not frozen[0].met and "-0.0100" in frozen[0].detail
 
 
 def test_a_stopped_run_resumes_from_its_finished_splits(data_home, tmp_path, monkeypatch):
-    import elmofeat.benchmark.run as run
+    import elmofeat.suite.run as run
 
     settings = BenchmarkSettings(datasets=("ag_news",), methods=("tfidf", "svd"), folds=2,
                                   ag_news_documents=300)
@@ -252,8 +252,8 @@ def _synthetic(accuracies: dict, seconds: float = 60.0) -> dict:
 
 
 def test_paired_differences_use_the_better_tfidf_row_split_by_split():
-    from elmofeat.benchmark.paired import paired_differences
-    from elmofeat.benchmark.report import paired_section
+    from elmofeat.suite.paired import paired_differences
+    from elmofeat.suite.report import paired_section
 
     results = _synthetic({"tfidf": [0.70, 0.80, 0.90], "tfidf-c10": [0.71, 0.81, 0.88],
                           "general-hybrid": [0.72, 0.80, 0.95]})
@@ -268,7 +268,7 @@ def test_paired_differences_use_the_better_tfidf_row_split_by_split():
 
 
 def test_a_default_run_counts_only_the_default_rows_and_their_biLMs():
-    from elmofeat.benchmark.report import default_run_seconds
+    from elmofeat.suite.report import default_run_seconds
 
     results = _synthetic({"tfidf": [0.7, 0.8], "general-frozen": [0.7, 0.8],
                           "elmo-glove-frozen": [0.7, 0.8]})

@@ -9,7 +9,8 @@ import textwrap
 import numpy as np
 import pytest
 
-from elmofeat import BiLM, ElmoVectorizer, _bilm_cache
+from elmofeat import BiLM, ElmoVectorizer
+from elmofeat.elmo import caches as _bilm_cache
 from elmofeat._paths import default_cache_dir
 from elmofeat.exceptions import CacheWarning
 

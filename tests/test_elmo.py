@@ -8,7 +8,7 @@ from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import Pipeline
 
 from elmofeat import BiLM, ElmoVectorizer
-from elmofeat import _bilm_cache
+from elmofeat.elmo import caches as _bilm_cache
 
 from .estimator_checks import make_topic_corpus
 
@@ -291,7 +291,8 @@ def test_parallel_transform_equals_sequential(corpus, bilm):
 def test_parallel_workers_get_a_share_of_the_threads(corpus, bilm, monkeypatch):
     import contextlib
 
-    from elmofeat import _elmo_transform, _parallel
+    from elmofeat.elmo import transform as _elmo_transform
+    from elmofeat.runtime import parallel as _parallel
 
     seen = []
     real = _elmo_transform.adaptive_threads
@@ -385,7 +386,7 @@ def test_string_labels_with_unlabelled_documents(corpus, bilm):
 
 
 def test_continuous_targets_keep_minus_one_as_a_value(corpus, bilm):
-    from elmofeat._labels import check_targets
+    from elmofeat.elmo.labels import check_targets
 
     targets = check_targets(np.linspace(-1, 1, 9), 9)
     assert not targets.classification and len(targets.labelled) == 9
@@ -462,7 +463,7 @@ def test_bad_cv_is_rejected_by_fit(corpus, bilm, cv, error, match, mix):
 @pytest.mark.parametrize("mix", ["frozen", "trainable", "mlp"])
 @pytest.mark.parametrize("pooling", ["mean", "max", "meanmax"])
 def test_long_documents_stream_in_pieces_with_the_same_features(corpus, mix, pooling, monkeypatch):
-    import elmofeat._elmo_transform as _elmo_transform
+    import elmofeat.elmo.transform as _elmo_transform
 
     X, y = corpus
     bilm = BiLM(**{**SMALL_BILM, "max_len": 8}).fit(X)
@@ -475,8 +476,8 @@ def test_long_documents_stream_in_pieces_with_the_same_features(corpus, mix, poo
     # time, and the short ones are grouped within the budget.
     monkeypatch.setattr(_elmo_transform, "TOKEN_BUDGET", 20)
     calls = []
-    original = BiLM._embed_tokens
-    monkeypatch.setattr(BiLM, "_embed_tokens",
+    original = BiLM.embed_tokens
+    monkeypatch.setattr(BiLM, "embed_tokens",
                         lambda self, tokens, *a: calls.append(sum(map(len, tokens))) or original(self, tokens, *a))
     _bilm_cache.REPRESENTATIONS.clear()
     streamed = vec.transform(docs)
@@ -525,7 +526,7 @@ def test_device_is_where_the_vectorizer_runs(corpus, bilm):
     assert ElmoVectorizer(bilm, device="cpu", cache_dir=None).fit(X).bilm_ is bilm
     assert ElmoVectorizer(bilm, cache_dir=None).fit(X).bilm_ is bilm
     # Moving makes a copy on the device and leaves the shared biLM alone.
-    moved = bilm._moved_to("cpu")
+    moved = bilm.copy_to("cpu")
     assert moved is not bilm and moved.language_model_ is not bilm.language_model_
     np.testing.assert_array_equal(moved.embed(X[:2])[0], bilm.embed(X[:2])[0])
     if not torch.cuda.is_available():

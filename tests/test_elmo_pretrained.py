@@ -11,7 +11,7 @@ from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import Pipeline
 
 from elmofeat import BiLM, ElmoVectorizer
-from elmofeat import _bilm_cache
+from elmofeat.elmo import caches as _bilm_cache
 from elmofeat.bilm import hub
 
 from .estimator_checks import make_topic_corpus

@@ -20,7 +20,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from elmofeat import BiLM, ElmoVectorizer, SkipGramVectorizer, SVDVectorizer, _bilm_cache
+from elmofeat import BiLM, ElmoVectorizer, SkipGramVectorizer, SVDVectorizer
+from elmofeat.elmo import caches as _bilm_cache
 from elmofeat.cli import main
 
 from .estimator_checks import make_topic_corpus

@@ -1,4 +1,4 @@
-"""Large freed blocks kept in the heap while elmofeat's torch work runs (elmofeat._malloc)."""
+"""Large freed blocks kept in the heap while elmofeat's torch work runs (elmofeat.runtime.malloc)."""
 
 import platform
 import threading
@@ -8,8 +8,8 @@ import pytest
 
 import elmofeat
 from elmofeat import BiLM, ElmoVectorizer, clear_caches
-from elmofeat import _malloc
-from elmofeat._malloc import (DYNAMIC_LIMITS, M_MMAP_THRESHOLD, M_TRIM_THRESHOLD, MMAP_THRESHOLD,
+from elmofeat.runtime import malloc as _malloc
+from elmofeat.runtime.malloc import (DYNAMIC_LIMITS, M_MMAP_THRESHOLD, M_TRIM_THRESHOLD, MMAP_THRESHOLD,
                               TRIM_THRESHOLD, reuse_large_blocks, user_tunes_malloc)
 
 from .estimator_checks import make_topic_corpus

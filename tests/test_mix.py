@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from elmofeat._labels import check_targets
+from elmofeat.elmo.labels import check_targets
 from elmofeat._pooling import pool_vectors
 from elmofeat.mixes import get_mix
 from elmofeat.mixes.base import MixData, MixSettings

@@ -1,5 +1,5 @@
 """The OpenMP wait policy: an opt-in of the user or of the ``elmofeat`` command
-(elmofeat._openmp), never a side effect of ``import elmofeat``."""
+(elmofeat.runtime.openmp), never a side effect of ``import elmofeat``."""
 
 import os
 import subprocess
@@ -8,7 +8,7 @@ import sys
 import pytest
 
 import elmofeat
-from elmofeat._openmp import SPIN_COUNT, limit_openmp_spinning
+from elmofeat.runtime.openmp import SPIN_COUNT, limit_openmp_spinning
 
 
 def test_sets_the_spin_count_where_the_user_chose_none():
@@ -64,7 +64,8 @@ def test_opting_in_before_torch_reaches_torch_and_workers():
 def test_the_command_opts_in_for_its_own_process(monkeypatch):
     """``elmofeat`` (the program) makes both process-level opt-ins; ``main`` (what
     programs and tests call) makes neither."""
-    from elmofeat import _malloc, cli
+    from elmofeat.runtime import malloc as _malloc
+    from elmofeat import cli
 
     seen = {}
     for name in ("GOMP_SPINCOUNT", "OMP_WAIT_POLICY"):

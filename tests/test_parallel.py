@@ -5,7 +5,8 @@ import logging
 import numpy as np
 import pytest
 
-from elmofeat import ElmoVectorizer, _parallel
+from elmofeat import ElmoVectorizer
+from elmofeat.runtime import parallel as _parallel
 from elmofeat.bilm import BiLM
 
 from .estimator_checks import make_topic_corpus

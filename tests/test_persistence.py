@@ -85,7 +85,7 @@ def test_temporaries_of_killed_saves_are_removed_by_the_next_save(tmp_path):
     import os
     import time
 
-    from elmofeat._bilm_cache import _evict
+    from elmofeat.elmo.caches import _evict
     from elmofeat._files import STALE_SECONDS, atomic_path
 
     target = tmp_path / "model.pt"

@@ -5,7 +5,7 @@ import pytest
 
 from elmofeat import _pooling
 from elmofeat._pooling import pool_lookup, pool_vectors, pooled_feature_names, pooled_width
-from elmofeat._text import RaggedIds
+from elmofeat.text import RaggedIds
 
 
 def _random_ragged(rng, n_docs=40, vocab=25, max_len=12):

@@ -32,7 +32,8 @@ before = {"environ": dict(os.environ), "filters": repr(warnings.filters),
           "numpy_rng": repr(np.random.get_state()[1][:4]), "random": random.getstate()[1][:4]}
 
 import elmofeat
-from elmofeat import BiLM, ElmoVectorizer, _malloc
+from elmofeat import BiLM, ElmoVectorizer
+from elmofeat.runtime import malloc as _malloc
 for module in pkgutil.walk_packages(elmofeat.__path__, "elmofeat."):  # every import-time effect
     if module.name not in ("elmofeat.__main__",):
         importlib.import_module(module.name)

@@ -6,7 +6,7 @@ from gensim.models import Word2Vec
 from sklearn.utils import check_random_state
 
 from elmofeat import SkipGramVectorizer
-from elmofeat._text import TextTokenizer
+from elmofeat.text import TextTokenizer
 
 from .estimator_checks import make_topic_corpus
 
@@ -23,7 +23,7 @@ def test_vectors_are_exactly_gensims_with_the_same_parameters():
 
 
 def test_auto_epochs_adapt_to_the_corpus_size():
-    from elmofeat.skipgram import auto_epochs
+    from elmofeat.wordvectors.skipgram import auto_epochs
 
     docs, _ = make_topic_corpus(200)
     n_tokens = sum(len(t) for t in TextTokenizer()(docs))

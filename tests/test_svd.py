@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from elmofeat import SVDVectorizer
-from elmofeat._text import RaggedIds
-from elmofeat.svd import cooccurrence_matrix, ppmi_matrix
+from elmofeat.text import RaggedIds
+from elmofeat.wordvectors.svd import cooccurrence_matrix, ppmi_matrix
 
 from .estimator_checks import make_topic_corpus
 
@@ -55,7 +55,7 @@ def test_word_vectors_are_scaled_singular_vectors_of_ppmi():
     vec.fit(docs)
     kv = vec.keyed_vectors_
     tokens = [d.lower().strip(".").split() for d in docs]
-    from elmofeat._text import Vocabulary
+    from elmofeat.text import Vocabulary
 
     vocab = Vocabulary.build(tokens)
     assert kv.index_to_key == vocab.tokens

@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from elmofeat._text import RaggedIds, TextTokenizer, Vocabulary, validate_documents
+from elmofeat.text import RaggedIds, TextTokenizer, Vocabulary, validate_documents
 
 
 def test_validate_documents_accepts_iterables_of_str():

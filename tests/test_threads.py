@@ -1,4 +1,4 @@
-"""Torch threads that give way to busy cores (elmofeat._threads)."""
+"""Torch threads that give way to busy cores (elmofeat.runtime.threads)."""
 
 import subprocess
 import sys
@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 import torch
 
-from elmofeat import BiLM, _threads
-from elmofeat._threads import CpuLoad, adaptive_threads, tick
+from elmofeat import BiLM
+from elmofeat.runtime import threads as _threads
+from elmofeat.runtime.threads import CpuLoad, adaptive_threads, tick
 
 from .estimator_checks import make_topic_corpus
 
@@ -42,7 +43,7 @@ class FakeMachine:
 
 
 def _install(monkeypatch, machine, interval=None):
-    """Make ``machine`` the one elmofeat._threads measures, with no earlier reading."""
+    """Make ``machine`` the one elmofeat.runtime.threads measures, with no earlier reading."""
     load = CpuLoad(read_stat=machine.read, own_cpu_seconds=lambda: machine.own, cores={0, 1})
     monkeypatch.setattr(_threads, "_shared_load", load)
     monkeypatch.setattr(_threads, "_recent", None)

@@ -1,9 +1,9 @@
-"""elmofeat._torch: seeded blocks, generator states and device names."""
+"""elmofeat.runtime.torch_helpers: seeded blocks, generator states and device names."""
 
 import pytest
 import torch
 
-from elmofeat._torch import _cuda_index, rng_state, seeded, set_rng_state
+from elmofeat.runtime.torch_helpers import _cuda_index, rng_state, seeded, set_rng_state
 
 
 def test_a_seeded_block_draws_the_same_and_leaves_the_global_state_alone():

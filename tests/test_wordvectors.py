@@ -41,7 +41,7 @@ def test_clones_share_the_vectors_and_bad_vectors_are_refused(tmp_path):
 
 
 def test_a_file_is_read_once_for_all_clones(tmp_path, monkeypatch):
-    import elmofeat.bilm.pretrained as pretrained
+    import elmofeat.wordvectors.io as pretrained
 
     _glove(tmp_path / "g.txt", ["cat", "dog"])
     reads = []

@@ -9,7 +9,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from elmofeat._torch import seeded
+from elmofeat.runtime.torch_helpers import seeded
 from elmofeat.mixes import MixSpec
 from elmofeat.mixes.base import FittedMix
 from elmofeat.mixes.head import train_with_head

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from .._text import Vocabulary
+from ..text import Vocabulary
 from .token_layers import BEGIN_SENTENCE, END_SENTENCE, encode_words_as_bytes
 
 PAD, UNK, BOS, EOS = "<pad>", "<unk>", "<bos>", "<eos>"

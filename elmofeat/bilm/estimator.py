@@ -13,11 +13,11 @@ from sklearn.utils import check_random_state
 
 from .._base import TextEstimatorMixin
 from ..mixes.base import layer_spread
-from .._malloc import reuse_large_blocks
+from ..runtime.malloc import reuse_large_blocks
 from .._param_validation import (Interval, Real, StrOptions, TorchDevices, fit_context,
                                  positive_int)
-from .._threads import N_THREADS_CONSTRAINTS, adaptive_threads
-from .._torch import bf16_runs, bf16_supported, resolve_device, seeded
+from ..runtime.threads import N_THREADS_CONSTRAINTS, adaptive_threads
+from ..runtime.torch_helpers import bf16_runs, bf16_supported, resolve_device, seeded
 from .batching import Windows, char_table, make_windows
 from .callbacks import standard_callbacks
 from .collectives import world
@@ -489,7 +489,7 @@ class BiLM(EmbeddingMixin, PersistenceMixin, TextEstimatorMixin, BaseEstimator):
             self.n_representations_ = self.n_layers + 1
             # The spread of each layer over the training texts: what a frozen mix
             # divides by when there are no texts of the user's to measure it on.
-            self.layer_scales_ = layer_spread(*self._embed_tokens(data.scale_sample(),
+            self.layer_scales_ = layer_spread(*self.embed_tokens(data.scale_sample(),
                                                                 within_fit=True))
         return self
 
@@ -530,16 +530,24 @@ class BiLM(EmbeddingMixin, PersistenceMixin, TextEstimatorMixin, BaseEstimator):
         self.language_model_ = lm.eval()
         self._weights_key_ = None  # new weights: layers cached for the old ones are stale
 
-    def _weights_key(self) -> str:
-        """Names the current weights (their SHA-256, computed once per fit or load):
-        what cached layer representations are keyed by, so that a biLM fitted again in
-        place never gets the layers of its old weights back."""
+    # ------------------------------------------- the seam ElmoVectorizer builds on
+    # Public so that the vectorizer, its caches and parallel workers use no private
+    # method of the biLM: naming, copying and moving a fitted biLM.
+    def weights_key(self) -> str:
+        """Names the current weights (their SHA-256, computed once per fit or load), so
+        that a biLM fitted again in place never gets the layers of its old weights back."""
         key = getattr(self, "_weights_key_", None)
         if key is None:
             from .io import weights_digest
 
             key = self._weights_key_ = weights_digest(self)
         return key
+
+    def representation_key(self) -> str:
+        """What the layers of a document depend on: the current weights, the
+        tokenization and windows, the device. Cached layers are keyed by it."""
+        return self.weights_key() + repr((self.lowercase, self.token_pattern, self.max_len,
+                                          str(self._device)))
 
     def _check_same_architecture(self, lm) -> None:
         expected = self._build_language_model(len(self.vocabulary_),
@@ -557,7 +565,7 @@ class BiLM(EmbeddingMixin, PersistenceMixin, TextEstimatorMixin, BaseEstimator):
     def _read_words(self, words: list[str], vectors: np.ndarray) -> None:
         """Add ``words`` to the word embedding (rows ``vectors``, of its table's width)
         as words the model reads but does not predict (see ``warm_start``)."""
-        from .._text import Vocabulary
+        from ..text import Vocabulary
 
         self.language_model_.encoder.token_layer.add_rows(vectors)
         if self.language_model_.n_output_words is None:
@@ -568,18 +576,19 @@ class BiLM(EmbeddingMixin, PersistenceMixin, TextEstimatorMixin, BaseEstimator):
             np.concatenate([vocabulary.counts, np.zeros(len(words), np.int64)]),
             unknown=vocabulary.unknown)
 
-    def _shallow_copy(self) -> "BiLM":
+    def shared_copy(self) -> "BiLM":
         """A new BiLM sharing this one's fitted state (weights included) but with
-        parameters of its own: copy on write for a shared fitted biLM. (``copy.copy``
+        parameters of its own: copy on write for a shared fitted biLM (``set_params``
+        on the copy leaves this one as it is). (``copy.copy``
         would go through pickling's ``__getstate__`` and rebuild the modules.)"""
         twin = object.__new__(type(self))
         twin.__dict__.update(self.__dict__)
         return twin
 
-    def _moved_to(self, device) -> "BiLM":
-        """A copy of this fitted biLM whose modules live on ``device`` (this one is left
-        where it is: it may be shared)."""
-        moved = self._shallow_copy()
+    def copy_to(self, device) -> "BiLM":
+        """A copy of this fitted biLM whose modules live on ``device`` (``device`` set
+        to it); this one is left where it is: it may be shared."""
+        moved = self.shared_copy()
         moved.device = device
         moved.language_model_ = copy.deepcopy(self.language_model_).to(resolve_device(device))
         return moved

@@ -15,9 +15,9 @@ import torch
 from sklearn.utils.validation import check_is_fitted
 from tqdm.auto import tqdm
 
-from .._text import validate_documents
-from .._threads import adaptive_threads, tick
-from .._torch import autocast
+from ..text import validate_documents
+from ..runtime.threads import adaptive_threads, tick
+from ..runtime.torch_helpers import autocast
 from .batching import bucket_batches, iter_batches
 from .train import evaluate_perplexity
 
@@ -81,11 +81,23 @@ class EmbeddingMixin:
             Document ``i`` owns ``layers[offsets[i]:offsets[i + 1]]``.
         """
         check_is_fitted(self, "language_model_")
-        return self._embed_tokens(self._tokenize(X), batch_size)
+        return self.embed_tokens(self.tokenize(X), batch_size)
 
-    def _embed_tokens(self, token_lists, batch_size=None,
-                      within_fit: bool = False) -> tuple[np.ndarray, np.ndarray]:
-        """:meth:`embed_flat` of documents already cut into tokens."""
+    def tokenize(self, X) -> list[list[str]]:
+        """The tokens of each document, as the biLM reads them (its ``lowercase`` and
+        ``token_pattern``)."""
+        return self._tokenize(X)
+
+    def embed_tokens(self, token_lists, batch_size=None,
+                     within_fit: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`embed_flat` of documents already cut into tokens (by :meth:`tokenize`).
+
+        Parameters
+        ----------
+        token_lists : list of list of str
+        batch_size : int, default=None
+            Windows per inference batch (default ``4 * self.batch_size``).
+        """
         windows = self._windows(token_lists)
         chars = self._chars(windows)
         lengths = windows.lengths

@@ -20,8 +20,8 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._files import atomic_path, save_torch_atomically
 from .._param_validation import validate_params
-from .._text import Vocabulary
-from .._versions import version_stamps
+from ..text import Vocabulary
+from .._stamps import version_stamps
 from ..exceptions import ElmofeatVersionWarning
 
 FORMAT = "elmofeat-bilm"

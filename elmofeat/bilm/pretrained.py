@@ -4,87 +4,12 @@ from __future__ import annotations
 
 import logging
 import os
-import zlib
 
 import numpy as np
 
+from ..wordvectors.io import check_finite_vectors, load_word_vectors
+
 logger = logging.getLogger("elmofeat")
-
-
-def check_finite_vectors(vectors, source) -> "KeyedVectors":  # noqa: F821
-    """``vectors`` (KeyedVectors) if every number is finite; a ``ValueError`` naming
-    ``source`` and the first bad word otherwise (NaN vectors would make NaN features)."""
-    finite = np.isfinite(vectors.vectors).all(axis=1)
-    if not finite.all():
-        bad = int(np.flatnonzero(~finite)[0])
-        raise ValueError(f"{source}: the vector of {vectors.index_to_key[bad]!r} (row {bad}) "
-                         f"holds NaN or infinite values ({int((~finite).sum()):,} such rows)")
-    return vectors
-
-
-def load_word_vectors(path, words=None, first: int = 0) -> "KeyedVectors":  # noqa: F821
-    """Read a GloVe (no header) or word2vec (header) text file, optionally gzipped.
-
-    A file that cannot be read as one (truncated gzip, not text, unparsable numbers) or
-    holds NaN or infinite values is a ``ValueError`` that names it.
-
-    Parameters
-    ----------
-    path : str or path-like
-    words : collection of str, default=None
-        Keep only these words (a lookup before any number is parsed: reading GloVe 6B
-        for one corpus' vocabulary takes seconds instead of a minute).
-    first : int, default=0
-        With ``words``, also keep the file's first ``first`` rows (the most frequent
-        words, in the usual frequency-sorted files).
-    """
-    from gensim import utils
-    from gensim.models import KeyedVectors
-
-    path = os.fspath(path)
-    if not os.path.isfile(path):
-        raise FileNotFoundError(f"pretrained_vectors file not found: {path}")
-    try:
-        vectors = _read_word_vectors(path, words, first)
-    except (EOFError, OSError, zlib.error, UnicodeDecodeError) as exc:
-        if isinstance(exc, FileNotFoundError):
-            raise
-        raise ValueError(f"{path} cannot be read as a word-vector file "
-                         f"({type(exc).__name__}: {exc or 'truncated'})") from exc
-    except ValueError as exc:
-        if str(exc).startswith(path):
-            raise
-        raise ValueError(f"{path} is not a word-vector text file: {exc}") from exc
-    return check_finite_vectors(vectors, path)
-
-
-def _read_word_vectors(path: str, words, first: int):
-    from gensim import utils
-    from gensim.models import KeyedVectors
-
-    with utils.open(path, "rb") as f:
-        head = f.readline().split()
-    has_header = len(head) == 2 and all(part.isdigit() for part in head)
-    if words is None:
-        return KeyedVectors.load_word2vec_format(path, binary=False, no_header=not has_header)
-    wanted = set(words)
-    keys, rows = [], []
-    with utils.open(path, "rb") as f:
-        if has_header:
-            f.readline()
-        for row, line in enumerate(f):
-            word, _, numbers = line.rstrip().partition(b" ")
-            word = word.decode("utf-8", "replace")
-            if row < first or word in wanted:
-                keys.append(word)
-                rows.append(np.array(numbers.split(), dtype=np.float32))
-    if not rows:
-        raise ValueError(f"{path}: none of the {len(wanted):,} words asked for is in the file")
-    if len({len(row) for row in rows}) != 1:
-        raise ValueError(f"{path}: rows of different widths; not a word-vector text file")
-    vectors = KeyedVectors(vector_size=len(rows[0]), dtype=np.float32)
-    vectors.add_vectors(keys, np.vstack(rows))
-    return vectors
 
 
 def resolve_pretrained(pretrained, texts, words=None, first: int = 0):
@@ -138,7 +63,7 @@ def corpus_vectors(token_lists, vocabulary, n_special: int, dim: int,
     initialisation), are where the word embedding starts.
 
     ``token_lists``: the documents' tokens, or a callable that returns them already
-    encoded (:class:`~elmofeat._text.RaggedIds` of vocabulary ids: a streamed corpus).
+    encoded (:class:`~elmofeat.text.RaggedIds` of vocabulary ids: a streamed corpus).
 
     Returns
     -------
@@ -148,8 +73,8 @@ def corpus_vectors(token_lists, vocabulary, n_special: int, dim: int,
     coverage : dict
         ``{"found": ..., "missing": ...}`` words with and without a vector.
     """
-    from .._text import RaggedIds
-    from ..svd import svd_word_vectors
+    from ..text import RaggedIds
+    from ..wordvectors.svd import svd_word_vectors
 
     n_words = len(vocabulary) - n_special
     matrix = np.full((len(vocabulary), dim), np.nan, dtype=np.float32)
@@ -180,7 +105,7 @@ def with_pretrained_words(vocabulary, keyed_vectors, n_words: int):
     The biLM reads these words (their vectors start its embedding) but never predicts
     them: its softmax covers the corpus words alone.
     """
-    from .._text import Vocabulary
+    from ..text import Vocabulary
 
     known = set(vocabulary.tokens)
     extra = [w for w in keyed_vectors.index_to_key[:n_words] if w not in known]
@@ -248,8 +173,8 @@ def mapped_vectors(corpus_ids, n_words: int, n_special: int, known: np.ndarray,
         co-occurrences); None when too few words are shared to fit the map (fewer than
         twice its input width).
     """
-    from .._text import RaggedIds
-    from ..svd import svd_word_vectors
+    from ..text import RaggedIds
+    from ..wordvectors.svd import svd_word_vectors
 
     n_plain = n_words - n_special
     dim = min(max_dim, n_plain - 1, len(known) // 2)

@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from .._files import atomic_path
-from .._text import Vocabulary, validate_documents
+from ..text import Vocabulary, validate_documents
 from .batching import BOS, EOS, SPECIALS, UNK, Windows, char_table, make_batch
 
 FORMAT = "elmofeat-encoded-corpus-1"

@@ -4,7 +4,7 @@ All three share one interface: ``loss(hidden, targets)`` gives the mean negative
 log-likelihood used for training, and ``log_likelihood(hidden, targets)`` the exact
 per-token log-probability used for validation perplexity (sampled softmax trains on a
 sample of the vocabulary but is evaluated over all of it). The vocabulary must be
-sorted by decreasing frequency (as :class:`~elmofeat._text.Vocabulary` is), which
+sorted by decreasing frequency (as :class:`~elmofeat.text.Vocabulary` is), which
 adaptive and log-uniform sampled softmax rely on.
 """
 

@@ -14,8 +14,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from .._threads import tick
-from .._torch import adamw, autocast, rng_state, set_rng_state
+from ..runtime.threads import tick
+from ..runtime.torch_helpers import adamw, autocast, rng_state, set_rng_state
 from .batching import Windows, bucket_batches, iter_batches, make_batch
 from .collectives import all_reduce_sum, average_gradients, broadcast_parameters, world
 from .model import LanguageModel
@@ -202,7 +202,7 @@ class Pretrainer:
         self.lm.train()
         loss_sum, token_count, start = 0.0, 0, time.perf_counter()
         for i in range(self.step_in_epoch, len(plan)):
-            tick()  # follow the machine's load (see elmofeat._threads)
+            tick()  # follow the machine's load (see elmofeat.runtime.threads)
             batch = plan.batch(i)
             loss = self._step(batch)
             n_targets = 2 * int((batch.lengths - 1).sum())

@@ -24,7 +24,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from .._text import RaggedIds, TextTokenizer, Vocabulary
+from ..text import RaggedIds, TextTokenizer, Vocabulary
 from .batching import SPECIALS, UNK, Windows
 from .collectives import world
 from .corpus import TextFiles

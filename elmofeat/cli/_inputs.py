@@ -9,7 +9,7 @@ DATASET_SOURCES = ("ag_news", "ag_news:train", "ag_news:test", "r8", "r8:train",
                    "cr", "mpqa")
 
 
-def positive_int(text: str) -> int:
+def positive_int_argument(text: str) -> int:
     """An argparse ``type``: an integer >= 1 (checked before any data is read)."""
     try:
         value = int(text)
@@ -22,7 +22,7 @@ def positive_int(text: str) -> int:
 
 def threads(text: str):
     """An argparse ``type`` for ``--threads``: ``auto`` or an integer >= 1."""
-    return "auto" if text == "auto" else positive_int(text)
+    return "auto" if text == "auto" else positive_int_argument(text)
 
 
 def _not_text(path, exc: UnicodeDecodeError) -> ValueError:

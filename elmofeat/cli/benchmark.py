@@ -1,4 +1,4 @@
-"""``elmofeat benchmark``: the suite report (see :mod:`elmofeat.benchmark`)."""
+"""``elmofeat benchmark``: the suite report (see :mod:`elmofeat.suite`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 
 def add_arguments(parser) -> None:
-    from ..benchmark.catalog import ALIASES, DATASETS, DEFAULT_METHODS, METHOD_NAMES as METHODS
+    from ..suite.catalog import ALIASES, DATASETS, DEFAULT_METHODS, METHOD_NAMES as METHODS
 
     parser.add_argument("-o", "--output", default="elmofeat-report",
                         help="report folder (default: ./elmofeat-report)")
@@ -40,7 +40,7 @@ def add_arguments(parser) -> None:
 
 
 def settings_from(args):
-    from ..benchmark import BenchmarkSettings
+    from ..suite import BenchmarkSettings
 
     changes = {"seed": args.seed}
     if args.folds is not None:
@@ -69,7 +69,7 @@ def check_joinable(saved: dict, settings) -> None:
 
 
 def run(args) -> int:
-    from ..benchmark import run_benchmark, write_report
+    from ..suite import run_benchmark, write_report
 
     settings = settings_from(args)
     output = Path(args.output)
@@ -85,7 +85,7 @@ def run(args) -> int:
     if args.add_to is not None:
         import json
 
-        from ..benchmark.run import merge_results
+        from ..suite.run import merge_results
 
         source = Path(args.add_to) / "results.json"
         if not source.is_file():

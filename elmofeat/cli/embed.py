@@ -46,7 +46,7 @@ def load_model(path: Path, args, texts):
         model = load(path)
     elif not path.is_file() or zipfile.is_zipfile(path):  # a name, a folder, BiLM.save's zip
         from ..bilm import BiLM
-        from ..elmo import ElmoVectorizer
+        from ..elmo.vectorizer import ElmoVectorizer
 
         bilm = BiLM.from_pretrained(path if path.exists() else str(path))
         # The layer scales come from the model, never from the texts being embedded:
@@ -128,7 +128,7 @@ def run(args) -> int:
 def _show_progress(model) -> None:
     """Turn on the progress bar of every ElmoVectorizer in ``model`` (a loaded model's
     own setting is off: library calls are quiet by default)."""
-    from ..elmo import ElmoVectorizer
+    from ..elmo.vectorizer import ElmoVectorizer
 
     for name, value in [("", model), *model.get_params(deep=True).items()]:
         if isinstance(value, ElmoVectorizer):

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 from ..models.recipes import RECIPES
-from ._inputs import positive_int, read_texts, threads
+from ._inputs import positive_int_argument, read_texts, threads
 
 
 def add_arguments(parser) -> None:
@@ -30,27 +30,27 @@ def add_arguments(parser) -> None:
     parser.add_argument("--column", help="text column of a CSV/TSV/Parquet input (default: 'text')")
     parser.add_argument("--token-layer", choices=["word", "char"], default=None,
                         help="(default: word)")
-    parser.add_argument("--embedding-dim", type=positive_int, default=None,
+    parser.add_argument("--embedding-dim", type=positive_int_argument, default=None,
                         help="width of the token layer; each layer representation is twice "
                         "this (default: 256)")
-    parser.add_argument("--hidden-dim", type=positive_int, default=None,
+    parser.add_argument("--hidden-dim", type=positive_int_argument, default=None,
                         help="LSTM width per direction (default: 256)")
-    parser.add_argument("--epochs", type=positive_int, default=None, help="most epochs (early "
+    parser.add_argument("--epochs", type=positive_int_argument, default=None, help="most epochs (early "
                         "stopping on a held-out 5%%; default: 5, as BiLM)")
-    parser.add_argument("--batch-size", type=positive_int, default=None,
+    parser.add_argument("--batch-size", type=positive_int_argument, default=None,
                         help="windows per training step (default: 64)")
-    parser.add_argument("--min-count", type=positive_int, default=None,
+    parser.add_argument("--min-count", type=positive_int_argument, default=None,
                         help="words seen fewer times become <unk> in the output (default: 2)")
     parser.add_argument("--glove", metavar="PATH", help="initialise the word embedding from a "
                         "GloVe or word2vec text file (optionally .gz)")
-    parser.add_argument("--pretrained-words", type=positive_int, metavar="N",
+    parser.add_argument("--pretrained-words", type=positive_int_argument, metavar="N",
                         help="with --glove: also read the file's first N words that the "
                         "corpus lacks (read, not predicted)")
     parser.add_argument("--max-time", type=float, metavar="SECONDS",
                         help="stop pretraining after this long (the last epoch is validated)")
     parser.add_argument("--checkpoint-dir", help="write checkpoints here; running the same "
                         "command again resumes from the last one")
-    parser.add_argument("--checkpoint-every", type=positive_int, metavar="STEPS",
+    parser.add_argument("--checkpoint-every", type=positive_int_argument, metavar="STEPS",
                         help="also checkpoint every this many steps (default: each epoch)")
     parser.add_argument("--threads", type=threads, metavar="N|auto",
                         help="torch threads (default: torch's setting, reproducible); 'auto' "

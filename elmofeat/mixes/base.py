@@ -34,7 +34,7 @@ class MixData:
         :func:`pool_layers` of every document, given to a mix that commutes with mean
         pooling when the pooling is the mean.
     targets : Targets or None
-        The labels (``elmofeat._labels.Targets``: ``y``, ``labelled``, ``unlabelled``,
+        The labels (``elmofeat.elmo.labels.Targets``: ``y``, ``labelled``, ``unlabelled``,
         ``classification``).
     """
 

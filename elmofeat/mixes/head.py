@@ -13,8 +13,8 @@ from torch import nn
 from torch.nn import functional as F
 
 from .._pooling import segment_pool
-from .._threads import tick
-from .._torch import adamw
+from ..runtime.threads import tick
+from ..runtime.torch_helpers import adamw
 from ..bilm.batching import bucket_batches
 from .base import MixData, MixSettings, select_documents
 
@@ -36,7 +36,7 @@ def train_with_head(mix: nn.Module, data: MixData, docs: np.ndarray, settings: M
         ``data.targets.y[docs]``.
     settings : MixSettings
         Epochs, learning rate, batch size and the seed of the batches' order (the caller
-        seeds torch for the initialisation, see :func:`elmofeat._torch.seeded`).
+        seeds torch for the initialisation, see :func:`elmofeat.runtime.torch_helpers.seeded`).
     token_bf16 : bool, default=False
         Mix the token rows in bfloat16 (weights and optimizer stay float32). Only where
         the CPU has it natively: emulated bf16 is several times slower than float32.

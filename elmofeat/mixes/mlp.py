@@ -16,7 +16,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from .._pooling import pool_vectors
-from .._torch import bf16_supported, seeded
+from ..runtime.torch_helpers import bf16_supported, seeded
 from .base import FittedMix, MixData, MixSettings
 from .head import train_with_head
 from .scalar import scales_tensor

@@ -17,7 +17,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from .._torch import seeded
+from ..runtime.torch_helpers import seeded
 from .base import FittedMix, MixData, MixSettings, pool_layers
 from .head import train_with_head
 

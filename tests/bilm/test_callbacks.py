@@ -13,7 +13,7 @@ from elmofeat.bilm.model import BiLSTMEncoder, LanguageModel
 from elmofeat.bilm.softmax import FullSoftmax
 from elmofeat.bilm.token_layers import WordEmbedding
 from elmofeat.bilm.train import Pretrainer, TrainConfig
-from elmofeat._text import Vocabulary
+from elmofeat.text import Vocabulary
 from .conftest import TINY, weights_of
 
 

@@ -170,7 +170,7 @@ def test_auto_precision_trains_in_bf16_only_where_the_cpu_has_it(monkeypatch, av
 
 
 def test_bf16_precision_runs_where_torch_can_and_says_why_not_elsewhere(corpus, monkeypatch):
-    from elmofeat import _torch
+    from elmofeat.runtime import torch_helpers as _torch
 
     monkeypatch.setattr(_torch, "bf16_runs", lambda device_type: True)
     monkeypatch.setattr("elmofeat.bilm.estimator.bf16_runs", lambda device_type: True)

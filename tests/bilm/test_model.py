@@ -85,7 +85,7 @@ def test_hidden_dim_without_projection_is_rejected():
 def test_layer_representations_are_the_layers_side_by_side(bf16):
     # Token layer twice, then [forward; backward] of each LSTM layer, in the dtype that
     # stacking them would give (float32 under bf16 autocast: the embedding is float32).
-    from elmofeat._torch import bf16_runs
+    from elmofeat.runtime.torch_helpers import bf16_runs
 
     torch.manual_seed(0)
     module = BiLSTMEncoder(WordEmbedding(30, 8), hidden_dim=8, dropout=0.0).eval()

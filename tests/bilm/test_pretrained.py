@@ -8,7 +8,7 @@ import torch
 from gensim.models import KeyedVectors
 
 from elmofeat import BiLM, SkipGramVectorizer
-from elmofeat.bilm.pretrained import load_word_vectors
+from elmofeat.wordvectors.io import load_word_vectors
 from .conftest import TINY, weights_of
 
 
@@ -71,7 +71,7 @@ def test_fit_with_glove_file_and_with_vectorizers(corpus, tmp_path, monkeypatch)
 
 def test_corpus_vectors_are_the_svd_vectors_of_the_training_texts(corpus):
     from elmofeat import SVDVectorizer
-    from elmofeat._text import Vocabulary
+    from elmofeat.text import Vocabulary
     from elmofeat.bilm.batching import SPECIALS, UNK
     from elmofeat.bilm.pretrained import corpus_vectors
 

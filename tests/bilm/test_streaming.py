@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from elmofeat import BiLM
-from elmofeat._text import TextTokenizer, Vocabulary
+from elmofeat.text import TextTokenizer, Vocabulary
 from elmofeat.bilm import shards, training_data
 from elmofeat.bilm.batching import SPECIALS, UNK
 from elmofeat.bilm.corpus import TextFiles

@@ -127,7 +127,7 @@ def _memory_budget() -> int:
 
 def load_glove(home, datasets):
     """GloVe vectors of the words the datasets use (words and punctuation, lower-cased)."""
-    from ..bilm.pretrained import load_word_vectors
+    from ..wordvectors.io import load_word_vectors
 
     path = home.joinpath(*_GLOVE_FILE)
     if not path.is_file():
@@ -150,7 +150,7 @@ ADAPT_EPOCHS = 1
 def _pretrain(which: str, settings, glove, seed, documents) -> BiLM:
     """The split's ``"default"`` biLM (library defaults), its ``"glove"`` one, the
     ``"general"`` model as shipped, or the general model ``"adapted"`` to the split."""
-    from .._bilm_cache import shared_pretrained
+    from ..elmo.caches import shared_pretrained
 
     if which == "general":
         return shared_pretrained(GENERAL_MODEL)
@@ -242,7 +242,7 @@ def run_benchmark(settings, data_home=None, progress=True, log=print, splits_dir
 
     Examples
     --------
-    >>> from elmofeat.benchmark import BenchmarkSettings, run_benchmark
+    >>> from elmofeat.suite import BenchmarkSettings, run_benchmark
     >>> settings = BenchmarkSettings(datasets=("ag_news",), methods=("tfidf", "svd"),
     ...                               folds=2, ag_news_documents=200)
     >>> results = run_benchmark(settings, progress=False, log=lambda line: None)

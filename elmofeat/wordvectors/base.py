@@ -13,10 +13,10 @@ import numpy as np
 from gensim.models import KeyedVectors
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import BaseTextVectorizer
-from ._param_validation import fit_context
-from ._pooling import check_pooling, pool_lookup
-from ._text import Vocabulary
+from .._base import BaseTextVectorizer
+from .._param_validation import fit_context
+from .._pooling import check_pooling, pool_lookup
+from ..text import Vocabulary
 
 
 def keyed_vectors_from_arrays(words, vectors: np.ndarray, counts=None) -> KeyedVectors:
@@ -28,7 +28,7 @@ def keyed_vectors_from_arrays(words, vectors: np.ndarray, counts=None) -> KeyedV
     return kv
 
 
-class WordVectorVectorizer(BaseTextVectorizer):
+class BaseWordVectorizer(BaseTextVectorizer):
     """Base of vectorizers that pool static word vectors.
 
     Subclasses implement ``_fit_keyed_vectors(token_lists) -> KeyedVectors``.

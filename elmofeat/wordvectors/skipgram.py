@@ -10,9 +10,9 @@ from gensim.models.callbacks import CallbackAny2Vec
 from sklearn.utils import check_random_state
 from tqdm.auto import tqdm
 
-from ._text import DEFAULT_TOKEN_PATTERN
-from ._param_validation import Interval, Real, StrOptions, positive_int
-from ._word_vectors import WordVectorVectorizer
+from ..text import DEFAULT_TOKEN_PATTERN
+from .._param_validation import Interval, Real, StrOptions, positive_int
+from .base import BaseWordVectorizer
 
 # gensim silently truncates sentences longer than this many tokens; longer
 # documents are cut into pieces of this size so that no text is lost.
@@ -41,7 +41,7 @@ def auto_epochs(n_tokens: int) -> int:
     return int(min(high, max(low, math.ceil(AUTO_TRAINING_TOKENS / max(n_tokens, 1)))))
 
 
-class SkipGramVectorizer(WordVectorVectorizer):
+class SkipGramVectorizer(BaseWordVectorizer):
     """Document features from skip-gram word vectors (SGNS, trained by gensim), pooled.
 
     ``fit`` trains :class:`gensim.models.Word2Vec` with ``sg=1`` (skip-gram with
@@ -127,10 +127,10 @@ class SkipGramVectorizer(WordVectorVectorizer):
     """
 
     _feature_prefix = "skipgram"
-    _stamped_packages = WordVectorVectorizer._stamped_packages + ("gensim",)
+    _stamped_packages = BaseWordVectorizer._stamped_packages + ("gensim",)
     _parameter_constraints: dict = {
-        **WordVectorVectorizer._text_parameter_constraints,
-        **WordVectorVectorizer._output_parameter_constraints,
+        **BaseWordVectorizer._text_parameter_constraints,
+        **BaseWordVectorizer._output_parameter_constraints,
         "vector_size": [positive_int()],
         "window": [positive_int()],
         "negative": [positive_int()],

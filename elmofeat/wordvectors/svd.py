@@ -7,9 +7,9 @@ import scipy.sparse as sp
 from sklearn.utils import check_random_state
 from sklearn.utils.extmath import randomized_svd
 
-from ._text import DEFAULT_TOKEN_PATTERN, RaggedIds, Vocabulary
-from ._param_validation import Interval, Real, StrOptions, positive_int
-from ._word_vectors import WordVectorVectorizer, keyed_vectors_from_arrays
+from ..text import DEFAULT_TOKEN_PATTERN, RaggedIds, Vocabulary
+from .._param_validation import Interval, Real, StrOptions, positive_int
+from .base import BaseWordVectorizer, keyed_vectors_from_arrays
 
 WEIGHTINGS = ("ppmi", "count")
 DISTANCE_WEIGHTINGS = ("uniform", "linear", "harmonic")
@@ -148,7 +148,7 @@ def svd_word_vectors(
     return U * (S ** eig_weighting), S.astype(np.float32)
 
 
-class SVDVectorizer(WordVectorVectorizer):
+class SVDVectorizer(BaseWordVectorizer):
     """Document features from SVD word vectors (co-occurrence + truncated SVD + pooling).
 
     ``fit`` counts how often each vocabulary word occurs within ``window`` tokens of
@@ -227,8 +227,8 @@ class SVDVectorizer(WordVectorVectorizer):
 
     _feature_prefix = "svd"
     _parameter_constraints: dict = {
-        **WordVectorVectorizer._text_parameter_constraints,
-        **WordVectorVectorizer._output_parameter_constraints,
+        **BaseWordVectorizer._text_parameter_constraints,
+        **BaseWordVectorizer._output_parameter_constraints,
         "n_components": [positive_int()],
         "window": [positive_int()],
         "weighting": [StrOptions(set(WEIGHTINGS))],

@@ -11,7 +11,7 @@ from .._files import atomic_path
 from .data import KINDS
 from .methods import METHODS
 from .paired import TFIDF_ROWS, best_tfidf, paired_differences
-from .targets import check_targets
+from .targets import evaluate_targets
 
 # Test accuracy of the reference experiment (AG News, 120k training sentences).
 REFERENCE = {"svd": (0.83, 0.86), "skipgram": (0.85, 0.89), "elmo": (0.87, 0.905)}
@@ -116,7 +116,7 @@ def _suite_tables(results: dict, summary: dict) -> list[str]:
 
 def _targets_section(results: dict, summary: dict) -> list[str]:
     titles = {k: d["title"] for k, d in results["datasets"].items()}
-    checks = check_targets(summary, titles)
+    checks = evaluate_targets(summary, titles)
     if not checks:
         return []
     met = sum(c.met for c in checks)
@@ -305,7 +305,7 @@ def write_report(results: dict, output, figures=True) -> dict:
     Examples
     --------
     >>> import tempfile
-    >>> from elmofeat.benchmark import BenchmarkSettings, run_benchmark, write_report
+    >>> from elmofeat.suite import BenchmarkSettings, run_benchmark, write_report
     >>> settings = BenchmarkSettings(datasets=("ag_news",), methods=("tfidf",), folds=2,
     ...                               ag_news_documents=100)
     >>> results = run_benchmark(settings, progress=False, log=lambda line: None)

@@ -17,11 +17,11 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GridSearchCV, StratifiedKFold
 from sklearn.pipeline import make_pipeline
 
-from ..elmo import ElmoVectorizer
+from ..elmo.vectorizer import ElmoVectorizer
 from ..hybrid import make_hybrid
-from ..skipgram import SkipGramVectorizer
-from ..svd import SVDVectorizer
-from ..wordvectors import WordVectorsVectorizer
+from ..wordvectors.skipgram import SkipGramVectorizer
+from ..wordvectors.svd import SVDVectorizer
+from ..wordvectors.pretrained import WordVectorsVectorizer
 from .catalog import ALIASES, METHOD_NAMES
 
 

@@ -35,10 +35,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ._file_lock import shared_lock
-from ._files import remove_stale_temporaries
-from ._malloc import release_free_memory
-from .exceptions import CacheWarning
+from .._file_lock import shared_lock
+from .._files import remove_stale_temporaries
+from ..runtime.malloc import release_free_memory
+from ..exceptions import CacheWarning
 
 _MEMORY_BILMS = 4
 _FOLDER_BILMS = 8
@@ -83,7 +83,7 @@ def documents_digest(documents) -> str:
 @functools.lru_cache(maxsize=8)
 def _file_digest(path: str, size: int, mtime_ns: int) -> str:
     """SHA-256 of a file's bytes (memoised by its path, size and modification time)."""
-    from .bilm.hub import file_sha256
+    from ..bilm.hub import file_sha256
 
     return file_sha256(path)
 
@@ -174,7 +174,7 @@ class BiLMCache:
         not modified."""
         import copy
 
-        from .bilm.io import weights_digest
+        from ..bilm.io import weights_digest
 
         def adapt():
             return copy.deepcopy(base).set_params(warm_start=True, **params).fit(documents)
@@ -223,7 +223,7 @@ class BiLMCache:
         return self._from_folder(make, key, n_documents, folder, device, matches)
 
     def _from_folder(self, make, key: str, n_documents: int, folder: Path, device, matches):
-        from .bilm import BiLM
+        from ..bilm import BiLM
 
         path = folder / f"bilm-{key}.pt"
         with shared_lock(folder / f"bilm-{key}.lock", "the pretrained biLM",
@@ -301,7 +301,7 @@ class RepresentationCache:
             if token_lists is None:
                 layers, offsets = bilm.embed_flat([documents[i] for i in missing], batch_size)
             else:
-                layers, offsets = bilm._embed_tokens([token_lists[i] for i in missing], batch_size)
+                layers, offsets = bilm.embed_tokens([token_lists[i] for i in missing], batch_size)
             for j, i in enumerate(missing):
                 fresh[keys[i]] = layers[offsets[j] : offsets[j + 1]]
         all_fresh = bool(documents) and len(missing) == len(documents)
@@ -368,7 +368,7 @@ def shared_pretrained(name_or_path, device="cpu", cache_dir=None):
     Estimators that name a pretrained model (``ElmoVectorizer(bilm="en-small")``) and
     their clones read one copy; they never train it (an adaptation trains a copy).
     """
-    from .bilm import BiLM, hub
+    from ..bilm import BiLM, hub
 
     path = hub.resolve(name_or_path, cache_dir)
     stat = path.stat()

@@ -46,7 +46,7 @@ def _compare(target, task, value, reference, margin, what, against) -> Check:
     return Check(target, task, met, detail)
 
 
-def check_targets(summary: dict, titles: dict) -> list[Check]:
+def evaluate_targets(summary: dict, titles: dict) -> list[Check]:
     """Evaluate every target the run's methods and tasks allow."""
     checks = []
     for key, stats in summary.items():

@@ -8,10 +8,10 @@ import os
 
 import numpy as np
 
-from ._word_vectors import WordVectorVectorizer
+from .base import BaseWordVectorizer
 
 
-class WordVectorsVectorizer(WordVectorVectorizer):
+class WordVectorsVectorizer(BaseWordVectorizer):
     """Pooled pretrained word vectors: GloVe, word2vec or fastText files, or gensim vectors.
 
     ``fit`` learns nothing from the texts: it reads (or takes) the vectors and keeps them
@@ -55,8 +55,8 @@ class WordVectorsVectorizer(WordVectorVectorizer):
 
     _feature_prefix = "wordvectors"
     _parameter_constraints: dict = {
-        **WordVectorVectorizer._text_parameter_constraints,
-        **WordVectorVectorizer._output_parameter_constraints,
+        **BaseWordVectorizer._text_parameter_constraints,
+        **BaseWordVectorizer._output_parameter_constraints,
         "vectors": "no_validation",  # a path or KeyedVectors, checked when loaded
     }
 
@@ -79,7 +79,7 @@ class WordVectorsVectorizer(WordVectorVectorizer):
         from gensim.models import KeyedVectors
 
         if isinstance(self.vectors, KeyedVectors):
-            from .bilm.pretrained import check_finite_vectors
+            from .io import check_finite_vectors
 
             return check_finite_vectors(self.vectors, "vectors")
         if isinstance(self.vectors, (str, os.PathLike)):
@@ -96,6 +96,6 @@ class WordVectorsVectorizer(WordVectorVectorizer):
 def _read_vectors(path: str, mtime_ns: int, size: int):
     """The vectors of ``path`` (keyed by its modification time and size too, so that a
     changed file is read again)."""
-    from .bilm.pretrained import load_word_vectors
+    from .io import load_word_vectors
 
     return load_word_vectors(path)

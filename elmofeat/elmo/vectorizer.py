@@ -12,21 +12,21 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 from tqdm.auto import tqdm
 
-from . import _bilm_cache
-from ._base import BaseTextVectorizer
-from ._labels import check_targets
-from ._elmo_transform import CHUNK, chunks, document_features, transform_part
-from ._paths import default_cache_dir
-from ._param_validation import (Integral, Interval, Real, RegisteredOptions, StrOptions,
+from . import caches as _bilm_cache
+from .._base import BaseTextVectorizer
+from .labels import check_targets
+from .transform import CHUNK, chunks, document_features, transform_part
+from .._paths import default_cache_dir
+from .._param_validation import (Integral, Interval, Real, RegisteredOptions, StrOptions,
                                 TorchDevices, fit_context, positive_int)
-from ._text import validate_documents
-from ._malloc import reuse_large_blocks
-from ._threads import N_THREADS_CONSTRAINTS, adaptive_threads
-from ._torch import resolve_device
-from .bilm import BiLM
-from .mixes import get_mix, mix_names
-from .mixes.base import MixData, MixSettings, layer_spread, pool_layers
-from .mixes.crossfit import cross_fitting_folds
+from ..text import validate_documents
+from ..runtime.malloc import reuse_large_blocks
+from ..runtime.threads import N_THREADS_CONSTRAINTS, adaptive_threads
+from ..runtime.torch_helpers import resolve_device
+from ..bilm import BiLM
+from ..mixes import get_mix, mix_names
+from ..mixes.base import MixData, MixSettings, layer_spread, pool_layers
+from ..mixes.crossfit import cross_fitting_folds
 
 # Documents the frozen mix measures its layers' spread on.
 _SPREAD_SAMPLE = 2048
@@ -39,7 +39,7 @@ def _is_fitted_bilm(bilm) -> bool:
 def _shipped_model(reference: dict, device):
     """The pretrained model a pickle names (see ``ElmoVectorizer.__getstate__``), if this
     elmofeat ships the very same weights."""
-    from .bilm import hub
+    from ..bilm import hub
 
     name, sha256 = reference["pretrained_model"], reference["sha256"]
     source = hub.REGISTRY.get(name)
@@ -309,7 +309,7 @@ class ElmoVectorizer(BaseTextVectorizer):
         self : ElmoVectorizer
         """
         if any(key.startswith("bilm__") for key in params) and _is_fitted_bilm(self.bilm):
-            self.bilm = self.bilm._shallow_copy()
+            self.bilm = self.bilm.shared_copy()
         return super().set_params(**params)
 
     def __sklearn_tags__(self):
@@ -322,7 +322,7 @@ class ElmoVectorizer(BaseTextVectorizer):
     def _pretrained_reference(self) -> dict | None:
         """How a pickle names the shipped pretrained model it uses instead of holding its
         weights: a registered name, used as it is (not adapted)."""
-        from .bilm import hub
+        from ..bilm import hub
 
         bilm = self.bilm
         if (isinstance(bilm, str) and bilm in hub.REGISTRY and not self.adapt_epochs
@@ -400,7 +400,7 @@ class ElmoVectorizer(BaseTextVectorizer):
             if not (isinstance(self.device, str) and self.device == "auto"):
                 target = resolve_device(self.device)
                 if next(bilm.language_model_.parameters()).device != target:
-                    bilm = bilm._moved_to(self.device)
+                    bilm = bilm.copy_to(self.device)
             if not self.adapt_epochs:
                 return bilm
             params = {"max_epochs": self.adapt_epochs,
@@ -420,22 +420,15 @@ class ElmoVectorizer(BaseTextVectorizer):
     def _layers(self, documents):
         """Representations for fitting: kept in the process cache for reuse (the other
         candidates of a search, cross-fitting)."""
-        return _bilm_cache.REPRESENTATIONS.embed(self.bilm_, self._representation_key(), documents,
+        return _bilm_cache.REPRESENTATIONS.embed(self.bilm_, self.bilm_.representation_key(), documents,
                                                  batch_size=self.batch_size)
 
     def _cached_layers(self, documents, token_lists):
         """Representations for transforming: taken from the cache where a fit left them,
         never added to it, so transforming a corpus keeps no memory."""
-        return _bilm_cache.REPRESENTATIONS.embed(self.bilm_, self._representation_key(), documents,
+        return _bilm_cache.REPRESENTATIONS.embed(self.bilm_, self.bilm_.representation_key(), documents,
                                                  store=False, batch_size=self.batch_size,
                                                  token_lists=token_lists)
-
-    def _representation_key(self) -> str:
-        """What the biLM's layers of a document depend on: its current weights (a biLM
-        fitted again in place gets a new key), its tokenization and windows, its device."""
-        bilm = self.bilm_
-        return bilm._weights_key() + repr((bilm.lowercase, bilm.token_pattern, bilm.max_len,
-                                           str(bilm._device)))
 
     # --------------------------------------------------------------------- fitting
     def _layer_spread(self, documents, seed) -> np.ndarray:

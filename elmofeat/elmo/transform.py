@@ -14,8 +14,8 @@ from numbers import Integral
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from ._parallel import worker_thread_budget
-from ._threads import adaptive_threads
+from ..runtime.parallel import worker_thread_budget
+from ..runtime.threads import adaptive_threads
 
 CHUNK = 512
 TOKEN_BUDGET = 16_384
@@ -33,7 +33,7 @@ def transform_part(bilm, mix, pooling, documents, n_parts, batch_size, n_threads
     with adaptive_threads(n_threads), threadpool_limits(n_threads):
         return np.concatenate([
             document_features(bilm, mix, pooling, chunk,
-                              lambda docs, tokens: bilm._embed_tokens(tokens, batch_size),
+                              lambda docs, tokens: bilm.embed_tokens(tokens, batch_size),
                               batch_size)
             for chunk in chunks(documents, CHUNK)
         ])
@@ -55,7 +55,7 @@ def document_features(bilm, mix, pooling, documents, layers_of, batch_size=None)
             out.append(mix.pool(*layers_of(list(docs), list(tokens)), pooling))
             group.clear()
 
-    for document, tokens in zip(documents, bilm._tokenize(documents)):
+    for document, tokens in zip(documents, bilm.tokenize(documents)):
         if len(tokens) > TOKEN_BUDGET:
             flush()
             group_tokens = 0
@@ -74,6 +74,6 @@ def _stream_document(bilm, mix, pooling, tokens, batch_size=None) -> np.ndarray:
     """Features of one long document, its layers computed a piece of whole windows at a
     time (windows are independent, so the pieces give the same layers as the whole)."""
     piece = max(1, TOKEN_BUDGET // bilm.max_len) * bilm.max_len
-    pieces = (bilm._embed_tokens([tokens[start : start + piece]], batch_size)[0]
+    pieces = (bilm.embed_tokens([tokens[start : start + piece]], batch_size)[0]
               for start in range(0, len(tokens), piece))
     return mix.pool_stream(pieces, pooling)

@@ -32,7 +32,7 @@ from numbers import Integral
 import torch
 from joblib import cpu_count
 
-from ._param_validation import StrOptions, positive_int, validate_parameter_constraints
+from .._param_validation import StrOptions, positive_int, validate_parameter_constraints
 
 # Re-decide at most this often (seconds); a decision needs a load sample this old.
 INTERVAL = 1.0
