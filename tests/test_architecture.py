@@ -139,3 +139,81 @@ def test_no_private_api_of_the_scientific_stack_is_imported():
     """scikit-learn's private _param_validation and _fit_context (and their likes)
     change without deprecation: elmofeat keeps its own validator."""
     assert private_imports() == []
+
+
+# -------------------------------------------------------------- seams between packages
+SUBPACKAGES = ("bilm", "elmo", "mixes", "wordvectors", "runtime", "suite", "cli", "datasets",
+               "models")
+
+
+def _subpackage(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 2 and parts[1] in SUBPACKAGES else None
+
+
+def test_the_folders_name_the_architecture():
+    for name in SUBPACKAGES:
+        init = PACKAGE / name / "__init__.py"
+        assert init.is_file(), name
+        assert ast.get_docstring(ast.parse(init.read_text())), f"{name}/__init__.py says nothing"
+    flat = sorted(p.name for p in PACKAGE.glob("*.py"))
+    # The top level holds only what every group shares (and the public entry points).
+    assert not {"elmo.py", "svd.py", "skipgram.py", "wordvectors.py", "mix.py", "_threads.py",
+                "_malloc.py", "_torch.py", "_bilm_cache.py"} & set(flat)
+
+
+def test_subpackages_import_each_other_through_public_modules_only():
+    """A module of one subpackage never imports a private (``_``) module of another."""
+    graph = import_graph()
+    crossing = sorted(
+        f"{source} -> {target}" for source, targets in graph.items() for target in targets
+        if _subpackage(source) and _subpackage(target) and _subpackage(source) != _subpackage(target)
+        and any(part.startswith("_") and not part.startswith("__")
+                for part in target.split(".")[2:]))
+    assert crossing == []
+
+
+def test_the_biLM_and_the_static_word_vectors_depend_one_way():
+    graph = import_graph()
+    assert any(t.startswith("elmofeat.wordvectors") for s in graph if s.startswith("elmofeat.bilm")
+               for t in graph[s])  # the biLM reads vectors files and SVD vectors from there
+    back = sorted(f"{s} -> {t}" for s in graph if s.startswith("elmofeat.wordvectors")
+                  for t in graph[s] if t.startswith(("elmofeat.bilm", "elmofeat.elmo")))
+    assert back == []
+
+
+def test_the_vectorizer_uses_no_private_member_of_the_bilm():
+    import re
+
+    found = []
+    for path in [*(PACKAGE / "elmo").glob("*.py"), *(PACKAGE / "cli").glob("*.py"),
+                 *(PACKAGE / "suite").glob("*.py"), PACKAGE / "hybrid.py"]:
+        for n, line in enumerate(path.read_text().splitlines(), 1):
+            if re.search(r"\bbilm_?\._[a-z]", line):
+                found.append(f"{path.name}:{n}: {line.strip()}")
+    assert found == []
+
+
+def test_benchmark_scripts_import_no_private_module_of_elmofeat():
+    found = []
+    for path in (PACKAGE.parent / "benchmarks").glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            modules = ([node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level
+                       else [a.name for a in node.names] if isinstance(node, ast.Import) else [])
+            names = [a.name for a in node.names] if isinstance(node, ast.ImportFrom) else []
+            for module in modules:
+                dotted = module.split(".") + (names if module == "elmofeat" else [])
+                if dotted[0] == "elmofeat" and any(p.startswith("_") and not p.startswith("__")
+                                                   for p in dotted[1:]):
+                    found.append(f"{path.name}: {module} {names}")
+    assert found == []
+
+
+def test_no_layer_mix_branch_outside_the_registry():
+    """Mixes are declared in elmofeat.mixes: nothing else branches on a mix's name."""
+    import re
+
+    branches = [f"{p.relative_to(PACKAGE)}:{n}" for p in PACKAGE.rglob("*.py")
+                for n, line in enumerate(p.read_text().splitlines(), 1)
+                if re.search(r"layer_mix\s*(==|!=)|layer_mix in [(\[{]|\bmix\s*==\s*[\"']", line)]
+    assert branches == []

@@ -289,23 +289,20 @@ def test_parallel_transform_equals_sequential(corpus, bilm):
 
 
 def test_parallel_workers_get_a_share_of_the_threads(corpus, bilm, monkeypatch):
-    import contextlib
 
     from elmofeat.elmo import transform as _elmo_transform
     from elmofeat.runtime import parallel as _parallel
 
     seen = []
-    real = _elmo_transform.adaptive_threads
+    real = _elmo_transform.ThreadPolicy
 
-    @contextlib.contextmanager
     def spy(n_threads):
         seen.append(n_threads)
-        with real(n_threads):
-            yield
+        return real(n_threads)
 
     documents = (corpus[0] * 10)[:1100]
     vectorizer = ElmoVectorizer(bilm, layer_mix="frozen", n_jobs=2, cache_dir=None).fit(documents)
-    monkeypatch.setattr(_elmo_transform, "adaptive_threads", spy)
+    monkeypatch.setattr(_elmo_transform, "ThreadPolicy", spy)
     monkeypatch.setattr(_parallel, "cpu_count", lambda: 8)
     import joblib
 
@@ -478,7 +475,7 @@ def test_long_documents_stream_in_pieces_with_the_same_features(corpus, mix, poo
     calls = []
     original = BiLM.embed_tokens
     monkeypatch.setattr(BiLM, "embed_tokens",
-                        lambda self, tokens, *a: calls.append(sum(map(len, tokens))) or original(self, tokens, *a))
+                        lambda self, tokens, *a, **k: calls.append(sum(map(len, tokens))) or original(self, tokens, *a, **k))
     _bilm_cache.REPRESENTATIONS.clear()
     streamed = vec.transform(docs)
     np.testing.assert_allclose(streamed, expected, rtol=1e-5, atol=1e-6)

@@ -127,9 +127,9 @@ def test_fits_run_inside_the_block_and_transform_does_not(fake_libc, monkeypatch
     seen = []
     original = BiLM._fit
 
-    def spy(self, X):
+    def spy(self, X, threads):
         seen.append(_malloc._depth)
-        return original(self, X)
+        return original(self, X, threads)
 
     monkeypatch.setattr(BiLM, "_fit", spy)
     clear_caches()  # a biLM pretrained by another test would not be pretrained again

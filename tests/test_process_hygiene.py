@@ -90,8 +90,7 @@ def test_the_thread_count_is_restored_after_an_error_or_an_interrupt(monkeypatch
         torch.set_num_threads(1)  # as an adaptive block would on a busy machine
         raise error
 
-    for module in ("elmofeat.bilm.train", "elmofeat.bilm.inference"):
-        monkeypatch.setattr(f"{module}.tick", fail)
+    monkeypatch.setattr("elmofeat.runtime.threads.Threads.tick", lambda threads: fail())
     clear_caches()
     try:
         for call in (lambda: BiLM(embedding_dim=8, hidden_dim=8, max_epochs=1, random_state=0,

@@ -10,7 +10,7 @@ import torch
 
 from elmofeat import BiLM
 from elmofeat.runtime import threads as _threads
-from elmofeat.runtime.threads import CpuLoad, adaptive_threads, tick
+from elmofeat.runtime.threads import CpuLoad, ThreadPolicy
 
 from .estimator_checks import make_topic_corpus
 
@@ -64,11 +64,11 @@ def test_threads_follow_the_cores_that_others_leave_free(monkeypatch, own, other
     before = torch.get_num_threads()
     torch.set_num_threads(2)
     try:
-        with adaptive_threads(None):
+        with ThreadPolicy(None).applied() as in_force:
             assert torch.get_num_threads() == 2  # no measurement yet: torch's setting
             machine.advance(own, other)
             monkeypatch.setattr(_threads, "INTERVAL", 0.0)
-            tick()
+            in_force.tick()
             assert torch.get_num_threads() == threads
         assert torch.get_num_threads() == 2  # restored
     finally:
@@ -82,9 +82,9 @@ def test_short_successive_blocks_still_adapt(monkeypatch):
     before = torch.get_num_threads()
     torch.set_num_threads(2)
     try:
-        with adaptive_threads(None):
+        with ThreadPolicy(None).applied() as in_force:
             machine.advance(1.0, 1.0)  # no tick inside: the block is short
-        with adaptive_threads(None):
+        with ThreadPolicy(None).applied() as in_force:
             assert torch.get_num_threads() == 1
     finally:
         torch.set_num_threads(before)
@@ -92,9 +92,9 @@ def test_short_successive_blocks_still_adapt(monkeypatch):
 
 def test_fixed_threads_and_unmeasurable_machines_keep_their_count(monkeypatch):
     before = torch.get_num_threads()
-    with adaptive_threads(1):
+    with ThreadPolicy(1).applied() as in_force:
         assert torch.get_num_threads() == 1
-        tick()  # a fixed count is never re-decided
+        in_force.tick()  # a fixed count is never re-decided
         assert torch.get_num_threads() == 1
     assert torch.get_num_threads() == before
     # No /proc/stat (another OS), or a CPU quota below the visible cores: no adapting.
@@ -125,13 +125,13 @@ def test_training_keeps_its_thread_count_unless_auto(monkeypatch):
     before = torch.get_num_threads()
     torch.set_num_threads(2)
     try:
-        with adaptive_threads(None, training=True):  # reproducible weights: no adapting
+        with ThreadPolicy(None, training=True).applied() as in_force:  # reproducible weights: no adapting
             machine.advance(1.0, 1.0)
-            tick()
+            in_force.tick()
             assert torch.get_num_threads() == 2
-        with adaptive_threads("auto", training=True):  # asked for: adapts
+        with ThreadPolicy("auto", training=True).applied() as in_force:  # asked for: adapts
             machine.advance(1.0, 1.0)
-            tick()
+            in_force.tick()
             assert torch.get_num_threads() == 1
     finally:
         torch.set_num_threads(before)
@@ -193,8 +193,7 @@ def test_embedding_does_not_depend_on_the_thread_count():
 ])
 def test_bad_thread_counts_are_refused_before_torch_sees_them(value, error, match):
     with pytest.raises(error, match=match):
-        with adaptive_threads(value):
-            pass
+        ThreadPolicy(value)
 
 
 def test_mlp_features_do_not_depend_on_blas_threads():
@@ -211,3 +210,72 @@ def test_mlp_features_do_not_depend_on_blas_threads():
     for limit in (1, 2):
         with threadpool_limits(limits=limit, user_api="blas"):
             np.testing.assert_array_equal(vec.transform(texts), reference)
+
+
+# ------------------------------------------- one policy, passed down (the outermost wins)
+def _threads_during_steps(monkeypatch):
+    """Record torch's thread count at every pretraining step, mix-training batch and
+    embedding batch."""
+    from elmofeat.bilm import inference, train
+    from elmofeat.mixes import head
+
+    seen = {"pretraining": [], "mix": [], "embedding": []}
+    real_step = train.Pretrainer._step
+    monkeypatch.setattr(train.Pretrainer, "_step", lambda self, batch: (
+        seen["pretraining"].append(torch.get_num_threads()), real_step(self, batch))[1])
+    real_segment_pool = head.segment_pool
+    monkeypatch.setattr(head, "segment_pool", lambda *a: (
+        seen["mix"].append(torch.get_num_threads()), real_segment_pool(*a))[1])
+    real_iter = inference.iter_batches
+
+    def iter_batches(*args):
+        for batch in real_iter(*args):
+            seen["embedding"].append(torch.get_num_threads())
+            yield batch
+    monkeypatch.setattr(inference, "iter_batches", iter_batches)
+    return seen
+
+
+def test_a_vectorizers_thread_count_holds_through_its_bilm_and_mix(monkeypatch):
+    """ElmoVectorizer(n_threads=1) runs everything at 1 thread, even with a biLM whose own
+    n_threads says otherwise: the outermost caller's choice wins."""
+    from elmofeat import ElmoVectorizer, clear_caches
+
+    texts, y = make_topic_corpus(60)
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        seen = _threads_during_steps(monkeypatch)
+        clear_caches()
+        vec = ElmoVectorizer(BiLM(embedding_dim=8, hidden_dim=8, max_epochs=1, random_state=0,
+                                  n_threads=2),
+                             layer_mix="mlp", mix_epochs=1, mlp_dim=8, n_threads=1, cache_dir=None,
+                             random_state=0).fit(texts, y)
+        vec.transform(texts[:5])
+        assert seen["pretraining"] and seen["mix"] and seen["embedding"]
+        assert {n for counts in seen.values() for n in counts} == {1}
+        assert torch.get_num_threads() == 2  # the caller's count, restored
+    finally:
+        torch.set_num_threads(before)
+
+
+def test_auto_re_decides_during_the_pretraining_a_vectorizer_runs(monkeypatch):
+    """ElmoVectorizer(n_threads="auto") with a biLM of its own (n_threads=None): the
+    pretraining follows the load (it gave way on this busy fake machine), where the
+    biLM's own None would keep torch's count."""
+    from elmofeat import ElmoVectorizer, clear_caches
+
+    texts = make_topic_corpus(200)[0]
+    seen = _threads_during_steps(monkeypatch)
+
+    def fit(n_threads):
+        clear_caches()
+        ElmoVectorizer(BiLM(embedding_dim=8, hidden_dim=8, max_epochs=1, batch_size=16,
+                            random_state=0),
+                       n_threads=n_threads, cache_dir=None).fit(texts)
+
+    _thread_counts_during(monkeypatch, lambda: fit("auto"))
+    assert 1 in seen["pretraining"]
+    seen["pretraining"].clear()
+    _thread_counts_during(monkeypatch, lambda: fit(None))
+    assert set(seen["pretraining"]) == {2}  # reproducible: torch's count throughout

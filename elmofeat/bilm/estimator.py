@@ -16,7 +16,7 @@ from ..mixes.base import layer_spread
 from ..runtime.malloc import reuse_large_blocks
 from .._param_validation import (Interval, Real, StrOptions, TorchDevices, fit_context,
                                  positive_int)
-from ..runtime.threads import N_THREADS_CONSTRAINTS, adaptive_threads
+from ..runtime.threads import N_THREADS_CONSTRAINTS, in_force
 from ..runtime.torch_helpers import bf16_runs, bf16_supported, resolve_device, seeded
 from .batching import Windows, char_table, make_windows
 from .callbacks import standard_callbacks
@@ -430,7 +430,7 @@ class BiLM(EmbeddingMixin, PersistenceMixin, TextEstimatorMixin, BaseEstimator):
 
     # -------------------------------------------------------------------------- fit
     @fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None):
+    def fit(self, X, y=None, *, threads=None):
         """Pretrain the biLM on the documents ``X`` (or, with ``warm_start=True`` and a
         fitted biLM, continue its pretraining on them).
 
@@ -448,6 +448,10 @@ class BiLM(EmbeddingMixin, PersistenceMixin, TextEstimatorMixin, BaseEstimator):
             validation. Memory does not grow with the corpus's length.
         y : None
             Ignored.
+        threads : Threads, default=None
+            The thread policy in force of a caller that runs this fit inside its own
+            (an ``ElmoVectorizer`` pretraining its biLM): the outermost caller's
+            ``n_threads`` wins. None: this biLM's ``n_threads``.
 
         Returns
         -------
@@ -471,10 +475,10 @@ class BiLM(EmbeddingMixin, PersistenceMixin, TextEstimatorMixin, BaseEstimator):
             # pretrained_words without the vectors it was trained from.
             raise ValueError("pretrained_words needs pretrained_vectors: the words it adds "
                              "are read through their pretrained vectors")
-        with reuse_large_blocks():
-            return self._fit(X)
+        with reuse_large_blocks(), in_force(threads, self.n_threads, training=True) as threads:
+            return self._fit(X, threads)
 
-    def _fit(self, X):
+    def _fit(self, X, threads):
         random_state = check_random_state(self.random_state)
         seed = int(random_state.randint(2**31 - 1))
         source = training_data.streamed_source(X)
@@ -483,17 +487,17 @@ class BiLM(EmbeddingMixin, PersistenceMixin, TextEstimatorMixin, BaseEstimator):
                 data = training_data.in_memory(self, X, random_state)
             else:
                 data = stack.enter_context(training_data.streamed(self, source, random_state))
-            self._train(data, seed)
+            self._train(data, seed, threads)
             self.n_epochs_ = len(self.history_)
             self.output_dim_ = 2 * self.embedding_dim
             self.n_representations_ = self.n_layers + 1
             # The spread of each layer over the training texts: what a frozen mix
             # divides by when there are no texts of the user's to measure it on.
             self.layer_scales_ = layer_spread(*self.embed_tokens(data.scale_sample(),
-                                                                within_fit=True))
+                                                                threads=threads))
         return self
 
-    def _train(self, data, seed: int) -> None:
+    def _train(self, data, seed: int, threads) -> None:
         device = self._device
         warm = training_data.warm_start(self)
         history = list(self.history_) if warm else []
@@ -507,7 +511,7 @@ class BiLM(EmbeddingMixin, PersistenceMixin, TextEstimatorMixin, BaseEstimator):
             checkpoint_every=self.checkpoint_every, verbose=bool(self.verbose), device=str(device),
             max_time=None if self.max_time is None else float(self.max_time),
         )
-        with adaptive_threads(self.n_threads, training=True), seeded(seed, device):
+        with seeded(seed, device):
             if warm:
                 lm = self.language_model_.to(device)
             else:
@@ -519,7 +523,7 @@ class BiLM(EmbeddingMixin, PersistenceMixin, TextEstimatorMixin, BaseEstimator):
             fingerprint = None if config.checkpoint_dir is None else training_data.fingerprint(
                 self, data, self._run_settings + self._stopping_params)
             callbacks = standard_callbacks(config, fingerprint, rank=world()[0])
-            pretrainer = Pretrainer(lm, config, callbacks)
+            pretrainer = Pretrainer(lm, config, callbacks, threads)
             records = pretrainer.run(data.train, data.valid, valid_chars=data.valid_chars)
         if warm:
             records = [{**record, "warm_start": True} for record in records]

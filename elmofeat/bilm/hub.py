@@ -126,7 +126,7 @@ def cache_folder(cache_dir=None) -> Path:
 
 def _download(source: ModelSource, cache_dir) -> Path:
     from .._file_lock import shared_lock
-    from ..datasets._base import ChecksumError, RemoteFile, fetch_file
+    from ..datasets import ChecksumError, RemoteFile, fetch_file
 
     folder = cache_folder(cache_dir) / f"{source.name}-{source.sha256[:16]}"
     target = folder / WEIGHTS_NAME

@@ -16,7 +16,7 @@ from sklearn.utils.validation import check_is_fitted
 from tqdm.auto import tqdm
 
 from ..text import validate_documents
-from ..runtime.threads import adaptive_threads, tick
+from ..runtime.threads import in_force
 from ..runtime.torch_helpers import autocast
 from .batching import bucket_batches, iter_batches
 from .train import evaluate_perplexity
@@ -25,14 +25,13 @@ from .train import evaluate_perplexity
 class EmbeddingMixin:
     """``embed``, ``iter_embed``, ``embed_flat``, ``perplexity`` and ``score`` of a fitted BiLM."""
 
-    def _inference_context(self, within_fit: bool = False):
-        """``within_fit``: inside ``fit``, which follows the training's thread policy
-        (torch's count unless ``n_threads`` says otherwise) from start to end."""
-        stack = contextlib.ExitStack()
-        stack.enter_context(adaptive_threads(self.n_threads, training=within_fit))
-        stack.enter_context(torch.inference_mode())
-        stack.enter_context(autocast(str(self._device), self._bf16(False)))
-        return stack
+    @contextlib.contextmanager
+    def _inference_context(self, threads=None):
+        """Inference mode, autocast, and the thread policy: the caller's ``threads``
+        where it passed some, else this biLM's ``n_threads``. Yields the ``Threads``."""
+        with in_force(threads, self.n_threads) as threads, torch.inference_mode(), \
+                autocast(str(self._device), self._bf16(False)):
+            yield threads
 
     def iter_embed(self, X, batch_size: int | None = None, chunk_size: int = 1024) -> Iterator[np.ndarray]:
         """Stream the layer representations, one document at a time, in order.
@@ -88,8 +87,8 @@ class EmbeddingMixin:
         ``token_pattern``)."""
         return self._tokenize(X)
 
-    def embed_tokens(self, token_lists, batch_size=None,
-                     within_fit: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    def embed_tokens(self, token_lists, batch_size=None, *,
+                     threads=None) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`embed_flat` of documents already cut into tokens (by :meth:`tokenize`).
 
         Parameters
@@ -97,6 +96,9 @@ class EmbeddingMixin:
         token_lists : list of list of str
         batch_size : int, default=None
             Windows per inference batch (default ``4 * self.batch_size``).
+        threads : Threads, default=None
+            The thread policy in force of the caller (see :meth:`fit`); None: this
+            biLM's ``n_threads``.
         """
         windows = self._windows(token_lists)
         chars = self._chars(windows)
@@ -106,9 +108,9 @@ class EmbeddingMixin:
         batches = bucket_batches(lengths, batch_size or 4 * self.batch_size)
         lm = self.language_model_
         to_host = _HostCopy(self._device, batches, lengths, out.shape[1:])
-        with self._inference_context(within_fit):
+        with self._inference_context(threads) as threads:
             for batch in iter_batches(windows, batches, chars, self._device):
-                tick()
+                threads.tick()
                 layers = lm.encoder.layer_representations(batch.inputs, batch.lengths)
                 to_host(layers, batch.windows, content_offsets, out)
         # Windows of a document are consecutive, so its tokens are too.
@@ -150,10 +152,11 @@ class EmbeddingMixin:
         windows = self._windows(self._tokenize(X))
         if len(windows) == 0:
             raise ValueError("X has no token: perplexity needs at least one word")
-        with adaptive_threads(self.n_threads):
+        with in_force(None, self.n_threads) as threads:
             return evaluate_perplexity(self.language_model_, windows, self._chars(windows),
                                        4 * self.batch_size, self._bf16(False), str(self._device),
-                                       desc="BiLM.perplexity" if self.verbose else None)
+                                       desc="BiLM.perplexity" if self.verbose else None,
+                                       threads=threads)
 
     def score(self, X, y=None) -> float:
         """Minus the mean per-token negative log-likelihood of both directions on ``X``

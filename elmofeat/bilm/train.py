@@ -14,7 +14,6 @@ import numpy as np
 import torch
 from torch import nn
 
-from ..runtime.threads import tick
 from ..runtime.torch_helpers import adamw, autocast, rng_state, set_rng_state
 from .batching import Windows, bucket_batches, iter_batches, make_batch
 from .collectives import all_reduce_sum, average_gradients, broadcast_parameters, world
@@ -44,11 +43,13 @@ def perplexity(mean_nll: float) -> float:
 
 
 def evaluate_perplexity(lm: LanguageModel, windows: Windows, chars, batch_size: int,
-                        bf16: bool, device: str, desc: str | None = None) -> float:
+                        bf16: bool, device: str, desc: str | None = None,
+                        threads=None) -> float:
     """Exact perplexity of both directions over ``windows`` (this rank's share, reduced).
 
     ``desc``: show a progress bar with this description (rank 0 only; it disappears when
-    done).
+    done). ``threads``: the :class:`~elmofeat.runtime.threads.Threads` in force, told
+    between batches (an adaptive count follows the machine's load).
     """
     from tqdm.auto import tqdm
 
@@ -61,7 +62,8 @@ def evaluate_perplexity(lm: LanguageModel, windows: Windows, chars, batch_size: 
             tqdm(total=len(batches), desc=desc, unit="batch", leave=False,
                  disable=desc is None or rank != 0) as bar:
         for batch in iter_batches(windows, batches, chars, device):
-            tick()
+            if threads is not None:
+                threads.tick()
             log_likelihood, n = lm.log_likelihood(batch.inputs, batch.word_ids, batch.lengths)
             total, count = total + log_likelihood, count + n
             bar.update(1)
@@ -118,12 +120,15 @@ class Pretrainer:
     config : TrainConfig
     callbacks : sequence of Callback
         Called in this order at every hook.
+    threads : Threads, default=None
+        The thread policy in force (:mod:`elmofeat.runtime.threads`), told between steps.
     """
 
-    def __init__(self, lm: LanguageModel, config: TrainConfig, callbacks=()):
+    def __init__(self, lm: LanguageModel, config: TrainConfig, callbacks=(), threads=None):
         self.lm = lm
         self.config = config
         self.callbacks = list(callbacks)
+        self.threads = threads
         self.rank, self.world_size = world()
         broadcast_parameters(lm)
         self.optimizer = adamw(lm.parameters(), lr=config.learning_rate,
@@ -202,7 +207,8 @@ class Pretrainer:
         self.lm.train()
         loss_sum, token_count, start = 0.0, 0, time.perf_counter()
         for i in range(self.step_in_epoch, len(plan)):
-            tick()  # follow the machine's load (see elmofeat.runtime.threads)
+            if self.threads is not None:  # an adaptive count follows the machine's load
+                self.threads.tick()
             batch = plan.batch(i)
             loss = self._step(batch)
             n_targets = 2 * int((batch.lengths - 1).sum())
@@ -265,7 +271,8 @@ class Pretrainer:
             show = cfg.verbose and self.rank == 0
             record["validation_perplexity"] = evaluate_perplexity(
                 self.lm, valid, valid_chars, cfg.batch_size, cfg.bf16, cfg.device,
-                desc=f"biLM validation, epoch {self.epoch + 1}" if show else None)
+                desc=f"biLM validation, epoch {self.epoch + 1}" if show else None,
+                threads=self.threads)
         self.history.append(record)
         self.epoch, self.step_in_epoch = self.epoch + 1, 0
         return record

@@ -146,10 +146,11 @@ class BiLMCache:
         while len(self._memory) > _MEMORY_BILMS:
             self._memory.popitem(last=False)
 
-    def fitted(self, bilm, documents, folder: Path | None):
+    def fitted(self, bilm, documents, folder: Path | None, threads=None):
         """``bilm`` pretrained on ``documents``, from a cache when possible.
 
         Returns the fitted BiLM (a fresh clone of ``bilm``; ``bilm`` is not modified).
+        ``threads``: the caller's thread policy in force, which the pretraining follows.
         Only a seeded biLM (an int ``random_state``) is kept in ``folder``: with None (or
         a RandomState) the pretraining is not reproducible, and a later session must not
         get this session's model back; in this process it is shared all the same, so
@@ -165,19 +166,20 @@ class BiLMCache:
         def matches(loaded) -> bool:  # a file planted under the key is not taken on trust
             return _described_params(loaded) == expected
 
-        return self._cached(key, lambda: clone(bilm).fit(documents), len(documents), folder,
-                            bilm.device, matches)
+        return self._cached(key, lambda: clone(bilm).fit(documents, threads=threads),
+                            len(documents), folder, bilm.device, matches)
 
-    def adapted(self, base, documents, params: dict, folder: Path | None):
+    def adapted(self, base, documents, params: dict, folder: Path | None, threads=None):
         """A copy of the fitted ``base`` whose pretraining continued on ``documents``
-        (``warm_start=True`` with ``params``), from a cache when possible; ``base`` is
-        not modified."""
+        (``warm_start=True`` with ``params``, under the caller's ``threads``), from a
+        cache when possible; ``base`` is not modified."""
         import copy
 
         from ..bilm.io import weights_digest
 
         def adapt():
-            return copy.deepcopy(base).set_params(warm_start=True, **params).fit(documents)
+            return copy.deepcopy(base).set_params(warm_start=True, **params).fit(
+                documents, threads=threads)
 
         described = json.dumps({k: repr(v) for k, v in sorted(params.items())})
         key = None
@@ -283,11 +285,12 @@ class RepresentationCache:
             release_free_memory()
 
     def embed(self, bilm, bilm_id: str, documents: list[str], store: bool = True,
-              batch_size: int | None = None,
-              token_lists=None) -> tuple[np.ndarray, np.ndarray]:
+              batch_size: int | None = None, token_lists=None,
+              threads=None) -> tuple[np.ndarray, np.ndarray]:
         """Like ``bilm.embed_flat(documents)``, computing only documents not cached;
         with ``store=False`` what it computes is not added to the cache. ``token_lists``:
-        the documents' tokens, when the caller has them already."""
+        the documents' tokens, when the caller has them already; ``threads``: the
+        caller's thread policy in force."""
         keys = [(bilm_id, hashlib.sha256(d.encode("utf-8", "surrogatepass")).digest())
                 for d in documents]
         with self._lock:
@@ -298,10 +301,9 @@ class RepresentationCache:
             self.misses += len(missing)
         fresh = {}
         if missing:
-            if token_lists is None:
-                layers, offsets = bilm.embed_flat([documents[i] for i in missing], batch_size)
-            else:
-                layers, offsets = bilm.embed_tokens([token_lists[i] for i in missing], batch_size)
+            tokens = (bilm.tokenize([documents[i] for i in missing]) if token_lists is None
+                      else [token_lists[i] for i in missing])
+            layers, offsets = bilm.embed_tokens(tokens, batch_size, threads=threads)
             for j, i in enumerate(missing):
                 fresh[keys[i]] = layers[offsets[j] : offsets[j + 1]]
         all_fresh = bool(documents) and len(missing) == len(documents)

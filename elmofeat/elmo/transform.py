@@ -15,7 +15,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from ..runtime.parallel import worker_thread_budget
-from ..runtime.threads import adaptive_threads
+from ..runtime.threads import ThreadPolicy
 
 CHUNK = 512
 TOKEN_BUDGET = 16_384
@@ -30,16 +30,18 @@ def transform_part(bilm, mix, pooling, documents, n_parts, batch_size, n_threads
     budget (unless ``n_threads`` fixes it) is counted on the machine it runs on."""
     if not isinstance(n_threads, Integral):  # None or "auto": this machine's share
         n_threads = worker_thread_budget(n_parts)
-    with adaptive_threads(n_threads), threadpool_limits(n_threads):
+    with ThreadPolicy(n_threads).applied() as threads, threadpool_limits(n_threads):
         return np.concatenate([
             document_features(bilm, mix, pooling, chunk,
-                              lambda docs, tokens: bilm.embed_tokens(tokens, batch_size),
-                              batch_size)
+                              lambda docs, tokens: bilm.embed_tokens(tokens, batch_size,
+                                                                     threads=threads),
+                              batch_size, threads)
             for chunk in chunks(documents, CHUNK)
         ])
 
 
-def document_features(bilm, mix, pooling, documents, layers_of, batch_size=None) -> np.ndarray:
+def document_features(bilm, mix, pooling, documents, layers_of, batch_size=None,
+                      threads=None) -> np.ndarray:
     """Features of a chunk of documents with at most about ``TOKEN_BUDGET`` tokens' layers
     in memory at once: documents are grouped up to that many tokens, and a document longer
     than that is read in pieces of whole windows and pooled as it goes.
@@ -59,7 +61,7 @@ def document_features(bilm, mix, pooling, documents, layers_of, batch_size=None)
         if len(tokens) > TOKEN_BUDGET:
             flush()
             group_tokens = 0
-            out.append(_stream_document(bilm, mix, pooling, tokens, batch_size)[None, :])
+            out.append(_stream_document(bilm, mix, pooling, tokens, batch_size, threads)[None, :])
             continue
         if group_tokens + len(tokens) > TOKEN_BUDGET:
             flush()
@@ -70,10 +72,10 @@ def document_features(bilm, mix, pooling, documents, layers_of, batch_size=None)
     return np.concatenate(out) if out else np.zeros((0, 0), np.float32)
 
 
-def _stream_document(bilm, mix, pooling, tokens, batch_size=None) -> np.ndarray:
+def _stream_document(bilm, mix, pooling, tokens, batch_size=None, threads=None) -> np.ndarray:
     """Features of one long document, its layers computed a piece of whole windows at a
     time (windows are independent, so the pieces give the same layers as the whole)."""
     piece = max(1, TOKEN_BUDGET // bilm.max_len) * bilm.max_len
-    pieces = (bilm.embed_tokens([tokens[start : start + piece]], batch_size)[0]
+    pieces = (bilm.embed_tokens([tokens[start : start + piece]], batch_size, threads=threads)[0]
               for start in range(0, len(tokens), piece))
     return mix.pool_stream(pieces, pooling)

@@ -21,7 +21,7 @@ from .._param_validation import (Integral, Interval, Real, RegisteredOptions, St
                                 TorchDevices, fit_context, positive_int)
 from ..text import validate_documents
 from ..runtime.malloc import reuse_large_blocks
-from ..runtime.threads import N_THREADS_CONSTRAINTS, adaptive_threads
+from ..runtime.threads import N_THREADS_CONSTRAINTS, ThreadPolicy
 from ..runtime.torch_helpers import resolve_device
 from ..bilm import BiLM
 from ..mixes import get_mix, mix_names
@@ -391,7 +391,7 @@ class ElmoVectorizer(BaseTextVectorizer):
             return default_cache_dir()
         return Path(self.cache_dir)
 
-    def _pretrained_bilm(self, documents, random_state):
+    def _pretrained_bilm(self, documents, random_state, threads):
         bilm = self.bilm
         if isinstance(bilm, (str, os.PathLike)):
             device = "cpu" if isinstance(self.device, str) and self.device == "auto" else self.device
@@ -406,39 +406,42 @@ class ElmoVectorizer(BaseTextVectorizer):
             params = {"max_epochs": self.adapt_epochs,
                       "random_state": int(random_state.randint(2**31 - 1)),
                       "verbose": self.verbose or bilm.verbose}
-            if self.n_threads is not None:
-                params["n_threads"] = self.n_threads
-            return _bilm_cache.BILMS.adapted(bilm, documents, params, self._cache_folder())
+            return _bilm_cache.BILMS.adapted(bilm, documents, params, self._cache_folder(),
+                                             threads)
         if self.adapt_epochs:
             raise ValueError("adapt_epochs continues the pretraining of a pretrained biLM: "
                              "give bilm a pretrained model's name or path, or a fitted BiLM")
         bilm = bilm if bilm is not None else BiLM(
             random_state=int(random_state.randint(2**31 - 1)))
         bilm = clone(bilm).set_params(device=self.device, verbose=self.verbose or bilm.verbose)
-        return _bilm_cache.BILMS.fitted(bilm, documents, self._cache_folder())
+        return _bilm_cache.BILMS.fitted(bilm, documents, self._cache_folder(), threads)
 
-    def _layers(self, documents):
+    def _layers(self, documents, threads):
         """Representations for fitting: kept in the process cache for reuse (the other
         candidates of a search, cross-fitting)."""
-        return _bilm_cache.REPRESENTATIONS.embed(self.bilm_, self.bilm_.representation_key(), documents,
-                                                 batch_size=self.batch_size)
+        return _bilm_cache.REPRESENTATIONS.embed(
+            self.bilm_, self.bilm_.representation_key(), documents, batch_size=self.batch_size,
+            threads=threads)
 
-    def _cached_layers(self, documents, token_lists):
-        """Representations for transforming: taken from the cache where a fit left them,
-        never added to it, so transforming a corpus keeps no memory."""
-        return _bilm_cache.REPRESENTATIONS.embed(self.bilm_, self.bilm_.representation_key(), documents,
-                                                 store=False, batch_size=self.batch_size,
-                                                 token_lists=token_lists)
+    def _cached_layers(self, threads):
+        """``(documents, token_lists) -> (layers, offsets)`` for transforming: taken from
+        the cache where a fit left them, never added to it, so transforming a corpus
+        keeps no memory."""
+        def layers_of(documents, token_lists):
+            return _bilm_cache.REPRESENTATIONS.embed(
+                self.bilm_, self.bilm_.representation_key(), documents, store=False,
+                batch_size=self.batch_size, token_lists=token_lists, threads=threads)
+        return layers_of
 
     # --------------------------------------------------------------------- fitting
-    def _layer_spread(self, documents, seed) -> np.ndarray:
+    def _layer_spread(self, documents, seed, threads) -> np.ndarray:
         """Per layer, the root mean variance of the mean-pooled document vectors over
         (a seeded sample of at most 2,048 of) the non-empty training documents."""
         rng = np.random.RandomState(seed)
         order = rng.permutation(len(documents))[:_SPREAD_SAMPLE]
-        return layer_spread(*self._layers([documents[i] for i in np.sort(order)]))
+        return layer_spread(*self._layers([documents[i] for i in np.sort(order)], threads))
 
-    def _scales(self, documents, seed) -> np.ndarray:
+    def _scales(self, documents, seed, threads) -> np.ndarray:
         """What each layer is divided by before the mix (see ``scale_layers``)."""
         if isinstance(self.scale_layers, str):  # "bilm"
             scales = getattr(self.bilm_, "layer_scales_", None)
@@ -448,19 +451,19 @@ class ElmoVectorizer(BaseTextVectorizer):
                                  "elmofeat did: use scale_layers=True or fit the biLM again")
             return np.asarray(scales, dtype=np.float32).copy()
         if self.scale_layers:
-            return self._layer_spread(documents, seed)
+            return self._layer_spread(documents, seed, threads)
         return np.ones(self.bilm_.n_representations_, dtype=np.float32)
 
-    def _mix_settings(self, seed: int) -> MixSettings:
+    def _mix_settings(self, seed: int, threads) -> MixSettings:
         learning_rate = self.mix_learning_rate
         if learning_rate is None:
             learning_rate = get_mix(self.layer_mix).learning_rate
         return MixSettings(pooling=self.pooling, seed=seed, mix_weights=self.mix_weights,
                            mlp_dim=self.mlp_dim, epochs=self.mix_epochs,
                            learning_rate=None if learning_rate is None else float(learning_rate),
-                           batch_size=self.mix_batch_size)
+                           batch_size=self.mix_batch_size, threads=threads)
 
-    def _fit(self, X, y):
+    def _fit(self, X, y, threads):
         documents = validate_documents(X)
         self._check_params_together(y)
         spec = get_mix(self.layer_mix)
@@ -472,18 +475,18 @@ class ElmoVectorizer(BaseTextVectorizer):
             raise ValueError(f"X has {len(documents)} documents but y has {len(np.asarray(y))} labels")
         random_state = check_random_state(self.random_state)
         # The biLM learns from every text, labelled or not.
-        self.bilm_ = self._pretrained_bilm(documents, random_state)
+        self.bilm_ = self._pretrained_bilm(documents, random_state, threads)
         seed = int(random_state.randint(2**31 - 1))
         # Every mix sees each layer divided by its spread (label-free: every document).
-        self.layer_scales_ = self._scales(documents, seed)
+        self.layer_scales_ = self._scales(documents, seed, threads)
         data = MixData(self.layer_scales_, self.bilm_.output_dim_, targets=targets)
         if spec.needs_labels:
-            data.layers, data.offsets = self._layers(documents)
+            data.layers, data.offsets = self._layers(documents, threads)
             # A linear mix commutes with mean pooling: pool every layer once, learn (and
             # cross-fit) from the pooled layers alone.
             if spec.commutes_with_mean_pooling and self.pooling == "mean":
                 data.pooled_layers = pool_layers(data.layers, data.offsets)
-        settings = self._mix_settings(seed)
+        settings = self._mix_settings(seed, threads)
         self.mix_ = spec.fit_mix(data, None if targets is None else targets.labelled, settings)
         self.layer_weights_ = self.mix_.layer_weights
         self.gamma_ = None if self.mix_.gamma is None else float(self.mix_.gamma)
@@ -506,8 +509,10 @@ class ElmoVectorizer(BaseTextVectorizer):
         -------
         self : ElmoVectorizer
         """
-        with adaptive_threads(self.n_threads, training=True), reuse_large_blocks():
-            self._fit(X, y)
+        # The outermost policy: the biLM's pretraining, the layers and the mix follow it.
+        with ThreadPolicy(self.n_threads, training=True).applied() as threads, \
+                reuse_large_blocks():
+            self._fit(X, y, threads)
         return self
 
     @fit_context(prefer_skip_nested_validation=False)
@@ -522,14 +527,15 @@ class ElmoVectorizer(BaseTextVectorizer):
         -------
         features : ndarray of shape (n_documents, n_features), float32
         """
-        with adaptive_threads(self.n_threads, training=True), reuse_large_blocks():
-            return self._fit_transform(X, y)
+        with ThreadPolicy(self.n_threads, training=True).applied() as threads, \
+                reuse_large_blocks():
+            return self._fit_transform(X, y, threads)
 
-    def _fit_transform(self, X, y):
-        documents, data, settings = self._fit(X, y)
+    def _fit_transform(self, X, y, threads):
+        documents, data, settings = self._fit(X, y, threads)
         targets = data.targets
         if targets is None:  # a mix without labels: nothing to cross-fit
-            return self.transform(documents)
+            return self._transform(documents, threads)
         spec, labelled = get_mix(self.layer_mix), targets.labelled
         out = np.zeros((len(documents), len(self.get_feature_names_out())), dtype=np.float32)
         for train, test in cross_fitting_folds(self.cv, targets, settings.seed):
@@ -560,15 +566,19 @@ class ElmoVectorizer(BaseTextVectorizer):
         """
         check_is_fitted(self, "mix_")
         documents = validate_documents(X)
+        with ThreadPolicy(self.n_threads).applied() as threads:
+            return self._transform(documents, threads)
+
+    def _transform(self, documents, threads):
         n_jobs = min(effective_n_jobs(self.n_jobs), max(len(documents) // CHUNK, 1))
         if n_jobs == 1:
             parts = []
-            with adaptive_threads(self.n_threads), \
-                    tqdm(total=len(documents), unit="doc", desc="ElmoVectorizer.transform",
-                         disable=not self.verbose, leave=False) as bar:
+            layers_of = self._cached_layers(threads)
+            with tqdm(total=len(documents), unit="doc", desc="ElmoVectorizer.transform",
+                      disable=not self.verbose, leave=False) as bar:
                 for chunk in chunks(documents, CHUNK):
                     parts.append(document_features(self.bilm_, self.mix_, self.pooling, chunk,
-                                                   self._cached_layers, self.batch_size))
+                                                   layers_of, self.batch_size, threads))
                     bar.update(len(chunk))
         else:
             size = -(-len(documents) // n_jobs)

@@ -9,7 +9,7 @@ scales folds them into its weights).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -52,7 +52,9 @@ class MixData:
 
 @dataclass(frozen=True)
 class MixSettings:
-    """The vectorizer's settings a mix is fitted with (``ElmoVectorizer`` parameters)."""
+    """The vectorizer's settings a mix is fitted with (``ElmoVectorizer`` parameters),
+    and the thread policy in force (``threads``, a
+    :class:`~elmofeat.runtime.threads.Threads`; None where none is)."""
 
     pooling: str
     seed: int
@@ -61,6 +63,7 @@ class MixSettings:
     epochs: int = 10
     learning_rate: float = 0.01
     batch_size: int = 64
+    threads: object = field(default=None, compare=False, repr=False)
 
 
 def pool_layers(layers: np.ndarray, offsets: np.ndarray) -> np.ndarray:

@@ -13,7 +13,6 @@ from torch import nn
 from torch.nn import functional as F
 
 from .._pooling import segment_pool
-from ..runtime.threads import tick
 from ..runtime.torch_helpers import adamw
 from ..bilm.batching import bucket_batches
 from .base import MixData, MixSettings, select_documents
@@ -59,7 +58,8 @@ def train_with_head(mix: nn.Module, data: MixData, docs: np.ndarray, settings: M
     lengths = data.offsets[docs + 1] - data.offsets[docs]
     for _ in range(settings.epochs):
         for batch in bucket_batches(lengths, settings.batch_size, generator):
-            tick()
+            if settings.threads is not None:  # an adaptive count follows the load
+                settings.threads.tick()
             if pre_pooled is not None:
                 document_vectors = mix(pre_pooled[batch])
             else:

@@ -7,7 +7,7 @@ one busy neighbour, 2 threads pretrained at about a third of their idle speed an
 thread at nearly all of its own (``benchmarks/busy_machine.py``). An adaptive
 block follows the cores that other processes leave free, measured from ``/proc/stat``
 (all CPU time of the usable cores) minus this process's own CPU time, and re-decided
-about once a second while the work runs (:func:`tick`, called between batches). Where
+about once a second while the work runs (:meth:`Threads.tick`, called between batches). Where
 the load cannot be measured (not Linux, a container whose CPU quota is smaller than the
 cores it sees) the count stays at torch's setting.
 
@@ -17,17 +17,23 @@ weights would depend on what else ran on the machine. ``n_threads=None`` therefo
 torch's setting while training (the same data and seed give the same weights), and
 ``n_threads="auto"`` adapts there too, for speed on a busy machine, giving up
 bit-reproducibility.
+
+The policy is data (:class:`ThreadPolicy`), applied once by the outermost call that
+runs kernels (a vectorizer's ``fit``, a biLM's ``fit`` called alone) and passed down as
+the :class:`Threads` in force: an inner call (the biLM a vectorizer pretrains, the mix
+it trains, the layers it embeds) uses it instead of applying its own, so the outermost
+caller's ``n_threads`` holds throughout and an adaptive count keeps following the load.
 """
 
 from __future__ import annotations
 
 import math
 import os
-import threading
 import time
-from contextlib import contextmanager
-
+from contextlib import contextmanager, nullcontext
+from dataclasses import dataclass
 from numbers import Integral
+from typing import Iterator
 
 import torch
 from joblib import cpu_count
@@ -129,10 +135,10 @@ class _Governor:
         return _last_sample is None or time.monotonic() - _last_sample[0] >= INTERVAL
 
 
-_local = threading.local()
 _shared_load: CpuLoad | None = None
 # (when, sample) of the last load reading, and (when, threads) of the last decision: a
-# block that starts soon after begins there rather than at full width.
+# block that starts soon after begins there rather than at full width. Measurements of
+# the machine, shared by every policy in force; the policy itself is passed as data.
 _last_sample: tuple[float, tuple | None] | None = None
 _recent: tuple[float, int] | None = None
 _RECENT = 10.0
@@ -155,42 +161,90 @@ def check_n_threads(n_threads) -> None:
                                    {"n_threads": n_threads}, caller_name="elmofeat")
 
 
-@contextmanager
-def adaptive_threads(n_threads, *, training: bool = False):
-    """Use ``n_threads`` torch threads in the block; restore torch's setting afterwards.
+@dataclass(frozen=True)
+class ThreadPolicy:
+    """How many torch threads the kernels of one call run on: data, passed down.
 
-    ``None``: while ``training``, torch's setting (reproducible weights); otherwise as
-    many threads as other processes leave cores free, at most torch's setting.
-    ``"auto"``: adapt in both cases. Long loops call :func:`tick` between steps so that an
-    adaptive count follows the load.
+    Parameters
+    ----------
+    n_threads : int, "auto" or None, default=None
+        An int: that many threads. ``"auto"``: as many as other processes leave cores
+        free, re-decided about once a second (:meth:`Threads.tick`). ``None``: torch's
+        setting while ``training`` (reproducible weights), ``"auto"``'s rule otherwise
+        (inference does not depend on the thread count).
+    training : bool, default=False
+        Whether the call trains weights.
+
+    Examples
+    --------
+    >>> import torch
+    >>> before = torch.get_num_threads()
+    >>> with ThreadPolicy(1).applied() as threads:
+    ...     torch.get_num_threads()
+    1
+    >>> torch.get_num_threads() == before  # restored, whatever happened inside
+    True
     """
-    check_n_threads(n_threads)  # before torch sees it
-    old = torch.get_num_threads()
-    adapt = n_threads == "auto" or (n_threads is None and not training)
-    stack = _local.__dict__.setdefault("governors", [])
-    governor = _Governor(_load(), old) if adapt else None
-    if isinstance(n_threads, Integral):
-        torch.set_num_threads(n_threads)
-    elif adapt:
-        threads = governor.decide() if governor.due() else None
-        if threads is None and _recent is not None and time.monotonic() - _recent[0] < _RECENT:
-            threads = min(old, _recent[1])
-        if threads is not None and threads != old:
+
+    n_threads: object = None
+    training: bool = False
+
+    def __post_init__(self):
+        check_n_threads(self.n_threads)  # before torch sees it
+
+    @property
+    def adapts(self) -> bool:
+        """Whether the count follows the machine's load."""
+        return self.n_threads == "auto" or (self.n_threads is None and not self.training)
+
+    @contextmanager
+    def applied(self) -> Iterator["Threads"]:
+        """Put the policy in force for a block; torch's setting is restored afterwards
+        (after an exception or a KeyboardInterrupt too). Yields the :class:`Threads` to
+        pass to the calls inside, so that none of them applies a policy of its own."""
+        old = torch.get_num_threads()
+        try:
+            yield Threads(self, most=old)
+        finally:
+            torch.set_num_threads(old)
+
+
+class Threads:
+    """A :class:`ThreadPolicy` in force: torch's thread count set for it.
+
+    Long loops call :meth:`tick` between steps so that an adaptive count follows the
+    load; for a fixed count (or torch's own) it does nothing.
+    """
+
+    def __init__(self, policy: ThreadPolicy, most: int):
+        self.policy = policy
+        self._governor = _Governor(_load(), most) if policy.adapts else None
+        if isinstance(policy.n_threads, Integral):
+            torch.set_num_threads(policy.n_threads)
+        elif self._governor is not None:
+            threads = self._governor.decide() if self._governor.due() else None
+            if threads is None and _recent is not None and time.monotonic() - _recent[0] < _RECENT:
+                threads = min(most, _recent[1])
+            if threads is not None and threads != torch.get_num_threads():
+                torch.set_num_threads(threads)
+
+    def tick(self) -> None:
+        """Re-decide an adaptive thread count if a second has passed."""
+        governor = self._governor
+        if governor is None or not governor.due():
+            return
+        threads = governor.decide()
+        if threads is not None and threads != torch.get_num_threads():
             torch.set_num_threads(threads)
-    stack.append(governor)
-    try:
-        yield
-    finally:
-        stack.pop()
-        torch.set_num_threads(old)
+
+    def __repr__(self):
+        return f"Threads({self.policy.n_threads!r}, training={self.policy.training})"
 
 
-def tick() -> None:
-    """Re-decide the innermost adaptive block's thread count if a second has passed."""
-    stack = getattr(_local, "governors", None)
-    governor = stack[-1] if stack else None
-    if governor is None or not governor.due():
-        return
-    threads = governor.decide()
-    if threads is not None and threads != torch.get_num_threads():
-        torch.set_num_threads(threads)
+def in_force(threads: Threads | None, n_threads, *, training: bool = False):
+    """The caller's ``threads`` where it passed some (the outermost caller's choice
+    wins), else ``ThreadPolicy(n_threads, training)`` applied for this call: a context
+    manager yielding the :class:`Threads` to use."""
+    if threads is not None:
+        return nullcontext(threads)
+    return ThreadPolicy(n_threads, training).applied()
