@@ -24,7 +24,8 @@ PUBLIC = [
     ("elmofeat.mixes.mlp", ["MLPMix"]),
     ("elmofeat.datasets", ["load_ag_news", "load_r8", "load_cr", "load_mpqa", "get_data_home", "clean_ag_news_text",
                            "fetch_file", "RemoteFile"]),
-    ("elmofeat.suite", ["BenchmarkSettings", "run_benchmark", "write_report"]),
+    ("elmofeat.suite", ["BenchmarkSettings", "run_benchmark", "write_report", "register_task",
+                        "register_method"]),
     ("elmofeat.exceptions", ["ElmofeatVersionWarning", "CacheWarning", "DiskFullError"]),
 ]
 SECTION = re.compile(r"^(\w[\w ]*)\n-+\n", re.M)

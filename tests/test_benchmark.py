@@ -7,15 +7,15 @@ import pytest
 
 from elmofeat.cli import main
 from elmofeat.suite import BenchmarkSettings, run_benchmark, write_report
-from elmofeat.suite.catalog import DEFAULT_METHODS, METHOD_NAMES
+from elmofeat.suite.methods import METHODS, default_methods
 from elmofeat.suite.methods import HYBRID_WEIGHTS
 from elmofeat.suite.report import render_markdown, summarize
 
 # Two tasks of the suite, small enough for CI; every method, those the default leaves
 # out included (SVD's 300 components need a vocabulary of 300 words, which these
 # slices have).
-TINY = dict(datasets=("ag_news", "cr"), methods=METHOD_NAMES, folds=2, ag_news_documents=400,
-            cr_documents=600, bilm_dim=16, bilm_epochs=1, mix_epochs=1, mix_cv=2)
+TINY = dict(datasets=("ag_news", "cr"), methods=METHODS.names(), folds=2,
+            sizes={"ag_news_documents": 400, "cr_documents": 600}, bilm_dim=16, bilm_epochs=1, mix_epochs=1, mix_cv=2)
 
 
 @pytest.fixture(scope="module")
@@ -56,9 +56,9 @@ def test_every_split_scores_every_method(results):
 
 
 def test_the_default_run_leaves_out_the_ablations_and_the_glove_started_elmo_rows():
-    assert BenchmarkSettings().methods == DEFAULT_METHODS
-    assert "general-frozen" in DEFAULT_METHODS and "elmo-frozen" in DEFAULT_METHODS
-    left_out = set(METHOD_NAMES) - set(DEFAULT_METHODS)
+    assert BenchmarkSettings().methods == default_methods()
+    assert "general-frozen" in default_methods() and "elmo-frozen" in default_methods()
+    left_out = set(METHODS.names()) - set(default_methods())
     assert left_out and all(m.startswith("elmo-glove") or m.endswith("-unscaled") for m in left_out)
     assert BenchmarkSettings().bilms() == ("default", "general", "adapted")
 
@@ -172,7 +172,7 @@ def test_a_stopped_run_resumes_from_its_finished_splits(data_home, tmp_path, mon
     import elmofeat.suite.run as run
 
     settings = BenchmarkSettings(datasets=("ag_news",), methods=("tfidf", "svd"), folds=2,
-                                  ag_news_documents=300)
+                                  sizes={"ag_news_documents": 300})
     quiet = dict(data_home=data_home, progress=False, log=lambda line: None)
     first = run_benchmark(settings, splits_dir=tmp_path, **quiet)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ag_news-1.json", "ag_news-2.json"]
@@ -192,7 +192,7 @@ def test_a_stopped_run_resumes_from_its_finished_splits(data_home, tmp_path, mon
             == first["datasets"]["ag_news"]["splits"][0]["methods"]["svd"]["seconds"])
     # Other settings never reuse a split; without resume nothing is reused either.
     calls.clear()
-    run_benchmark(settings.__class__(**{**settings.to_dict(), "seed": 1}), splits_dir=tmp_path,
+    run_benchmark(BenchmarkSettings.from_dict({**settings.to_dict(), "seed": 1}), splits_dir=tmp_path,
                    resume=True, **quiet)
     assert calls == ["tfidf", "svd"] * 2
     calls.clear()
@@ -207,7 +207,7 @@ def test_resume_with_a_split_file_of_another_shape_runs_the_split_again(data_hom
                                                                         content):
     """Valid JSON of the wrong shape in a split file gave a traceback on --resume."""
     settings = BenchmarkSettings(datasets=("ag_news",), methods=("tfidf",), folds=2,
-                                  ag_news_documents=200)
+                                  sizes={"ag_news_documents": 200})
     quiet = dict(data_home=data_home, progress=False, log=lambda line: None)
     (tmp_path / "ag_news-1.json").write_text(content)
     with pytest.warns(UserWarning, match="ag_news-1.json is not a split file of this suite"):

@@ -133,6 +133,7 @@ def test_fits_run_inside_the_block_and_transform_does_not(fake_libc, monkeypatch
 
     monkeypatch.setattr(BiLM, "_fit", spy)
     clear_caches()  # a biLM pretrained by another test would not be pretrained again
+    fake_libc.calls.clear()  # (clearing layers another test left trims the heap)
     docs, y = make_topic_corpus(60)
     elmo = ElmoVectorizer(BiLM(embedding_dim=8, hidden_dim=8, max_epochs=1, random_state=0),
                           layer_mix="trainable", cv=2, cache_dir=None).fit(docs, y)

@@ -5,8 +5,18 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-DATASET_SOURCES = ("ag_news", "ag_news:train", "ag_news:test", "r8", "r8:train", "r8:test",
-                   "cr", "mpqa")
+# The partitions of the datasets that have them, beside the suite's tasks (whose texts
+# a task's name gives, as the suite reads them): "ag_news:train" is the 120k-row file.
+_PARTITIONS = {"ag_news:train": ("load_ag_news", "train"), "ag_news:test": ("load_ag_news", "test"),
+               "r8:train": ("load_r8", "train"), "r8:test": ("load_r8", "test")}
+
+
+def dataset_sources() -> tuple[str, ...]:
+    """The dataset names the commands read texts from: every task of the suite's registry
+    (:data:`elmofeat.suite.tasks.TASKS`) and the partitions above."""
+    from ..suite.tasks import TASKS
+
+    return tuple(sorted({*TASKS, *_PARTITIONS}))
 
 
 def positive_int_argument(text: str) -> int:
@@ -54,8 +64,9 @@ def read_texts(source: str, column: str | None = None, data_home=None) -> list[s
       (default: the column named ``text``, or the only column); missing values become
       empty documents.
     * any other existing file: one document per line (UTF-8).
-    * a dataset name: ``ag_news`` (the 7,600-row partition), ``r8`` (train + test) or
-      one partition, e.g. ``r8:train``, ``cr``, ``mpqa``.
+    * a dataset name: a task of the suite, its texts as the suite reads them (``ag_news``:
+      the 7,600-row partition, ``r8``: train + test, ``cr``, ``mpqa``), or one partition,
+      e.g. ``r8:train``.
     """
     path = Path(source)
     if path.is_file():
@@ -82,16 +93,16 @@ def read_texts(source: str, column: str | None = None, data_home=None) -> list[s
                 return [line.rstrip("\r\n") for line in handle]
         except UnicodeDecodeError as exc:
             raise _not_text(path, exc) from None
-    if source in DATASET_SOURCES:
-        from ..datasets import load_ag_news, load_cr, load_mpqa, load_r8
+    if source in _PARTITIONS:
+        from .. import datasets
 
-        name, _, subset = source.partition(":")
-        if name == "ag_news":
-            return load_ag_news(data_home, subset=subset or "test").data
-        if name == "r8":
-            return load_r8(data_home, subset=subset or "all").data
-        return (load_cr if name == "cr" else load_mpqa)(data_home).data
+        loader, subset = _PARTITIONS[source]
+        return getattr(datasets, loader)(data_home, subset=subset).data
+    from ..suite.tasks import TASKS
+
+    if source in TASKS:
+        return list(TASKS[source].load(data_home).data)
     if path.is_dir():
         raise ValueError(f"{path} is a folder: give a text, CSV, TSV or Parquet file")
     raise FileNotFoundError(f"{source}: no such file, and not a dataset name "
-                            f"({', '.join(DATASET_SOURCES)})")
+                            f"({', '.join(dataset_sources())})")

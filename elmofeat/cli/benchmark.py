@@ -8,7 +8,14 @@ from pathlib import Path
 
 
 def add_arguments(parser) -> None:
-    from ..suite.catalog import ALIASES, DATASETS, DEFAULT_METHODS, METHOD_NAMES as METHODS
+    # The choices and their help come from the suite's registries (plain Python: --help
+    # loads no estimator).
+    from ..suite.methods import METHODS, default_methods, groups
+    from ..suite.tasks import TASKS, CrossValidation
+
+    datasets, defaults, aliases = TASKS.names(), default_methods(), groups()
+    folds = ", ".join(f"{task.title} {task.protocol.folds}" for task in TASKS.values()
+                      if isinstance(task.protocol, CrossValidation))
 
     parser.add_argument("-o", "--output", default="elmofeat-report",
                         help="report folder (default: ./elmofeat-report)")
@@ -16,13 +23,13 @@ def add_arguments(parser) -> None:
                         help="smoke run (small slices, 2 folds, a small biLM): a few minutes; "
                         "its numbers are not evidence")
     parser.add_argument("--folds", type=int, help="folds of every cross-validated dataset "
-                        "(default: AG News 5, CR and MPQA 10; quick: 2)")
-    parser.add_argument("--datasets", nargs="+", choices=DATASETS, metavar="NAME",
-                        help=f"datasets to run (default: all of {', '.join(DATASETS)})")
-    parser.add_argument("--methods", nargs="+", metavar="NAME", choices=[*METHODS, *ALIASES],
-                        help=f"methods to run (default: {', '.join(DEFAULT_METHODS)}; the "
-                        f"others: {', '.join(m for m in METHODS if m not in DEFAULT_METHODS)}; "
-                        f"{', '.join(ALIASES)} select groups)")
+                        f"(default: {folds}; quick: 2)")
+    parser.add_argument("--datasets", nargs="+", choices=datasets, metavar="NAME",
+                        help=f"datasets to run (default: all of {', '.join(datasets)})")
+    parser.add_argument("--methods", nargs="+", metavar="NAME", choices=[*METHODS, *aliases],
+                        help=f"methods to run (default: {', '.join(defaults)}; the "
+                        f"others: {', '.join(m for m in METHODS if m not in defaults)}; "
+                        f"{', '.join(aliases)} select groups)")
     parser.add_argument("--bilm-epochs", type=int, help="most biLM pretraining epochs "
                         "(default: BiLM's default; quick: 2)")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")

@@ -15,6 +15,8 @@ import importlib
 from dataclasses import dataclass
 from typing import Callable
 
+from .._registry import Registry
+
 
 @dataclass(frozen=True)
 class MixSpec:
@@ -100,7 +102,7 @@ def _imported(path: str) -> Callable:
     return getattr(importlib.import_module(module), name)
 
 
-_REGISTRY: dict[str, MixSpec] = {}
+_REGISTRY: Registry[MixSpec] = Registry("mix", MixSpec)
 
 
 def register(spec: MixSpec, *, replace: bool = False) -> MixSpec:
@@ -112,35 +114,24 @@ def register(spec: MixSpec, *, replace: bool = False) -> MixSpec:
     >>> mixes.get_mix("frozen").needs_labels
     False
     """
-    if not isinstance(spec, MixSpec):
-        raise TypeError(f"register takes a MixSpec, got {type(spec).__name__}")
-    if not spec.name or not isinstance(spec.name, str):
-        raise ValueError(f"a mix needs a non-empty name, got {spec.name!r}")
-    if spec.name in _REGISTRY and not replace:
-        raise ValueError(f"a mix named {spec.name!r} is registered already (replace=True "
-                         "redefines it)")
-    _REGISTRY[spec.name] = spec
-    return spec
+    return _REGISTRY.register(spec, replace=replace)
 
 
 def unregister(name: str) -> None:
     """Remove a mix from the registry."""
-    if name not in _REGISTRY:
-        raise KeyError(f"no mix named {name!r} is registered")
-    del _REGISTRY[name]
+    _REGISTRY.unregister(name)
 
 
 def get_mix(name: str) -> MixSpec:
     """The spec of a registered mix; a ``ValueError`` naming the choices otherwise."""
-    spec = _REGISTRY.get(name) if isinstance(name, str) else None
-    if spec is None:
+    if name not in _REGISTRY:
         raise ValueError(f"layer_mix must be one of {mix_names()}, got {name!r}")
-    return spec
+    return _REGISTRY[name]
 
 
 def mix_names() -> tuple[str, ...]:
     """The registered mixes, in registration order."""
-    return tuple(_REGISTRY)
+    return _REGISTRY.names()
 
 
 def trusted_type_names() -> tuple[str, ...]:

@@ -1,8 +1,13 @@
 """The task suite behind ``elmofeat benchmark``: TF-IDF and GloVe anchors, SVD,
-skip-gram, ELMo (three mixes, with and without GloVe) and the hybrid on AG News, R8, CR
-and MPQA, each feeding the same LogisticRegression.
+skip-gram, ELMo (one row per layer mix, with and without GloVe, and the shipped general
+model) and the hybrid on AG News, R8, CR and MPQA, each feeding the same
+LogisticRegression.
 
-``elmofeat benchmark`` runs it; from Python::
+Tasks and methods are declared, one spec each, in two registries:
+:data:`~elmofeat.suite.tasks.TASKS` (:mod:`~elmofeat.suite.tasks`) and
+:data:`~elmofeat.suite.methods.METHODS` (:mod:`~elmofeat.suite.methods`); the settings,
+the report, the targets and the command line's choices come from them. ``elmofeat
+benchmark`` runs it; from Python::
 
     settings = BenchmarkSettings.quick_run()
     results = run_benchmark(settings, data_home="../shared/data")
@@ -10,14 +15,17 @@ and MPQA, each feeding the same LogisticRegression.
 """
 
 from .._lazy import lazy_attributes
-from .catalog import DATASETS
 
 _EXPORTS = {
     "METHODS": ".methods",
+    "TASKS": ".tasks",
+    "register_method": ".methods",
+    "register_task": ".tasks",
     "write_report": ".report",
     "run_benchmark": ".run",
     "BenchmarkSettings": ".settings",
 }
 __getattr__, __dir__ = lazy_attributes(__name__, _EXPORTS, globals())
 
-__all__ = ["DATASETS", "METHODS", "BenchmarkSettings", "run_benchmark", "write_report"]
+__all__ = ["METHODS", "TASKS", "BenchmarkSettings", "register_method", "register_task",
+           "run_benchmark", "write_report"]

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from .._files import atomic_path
-from .methods import METHODS
+from .methods import METHODS, learned_weight_rows
 
 
 def _save(figure, path: Path) -> None:
@@ -91,11 +91,9 @@ def _suite(results, summary, path):
     _save(figure, path)
 
 
-def _layer_weights(dataset, path):
+def _layer_weights(dataset, mixes, path):
     import matplotlib.pyplot as plt
 
-    mixes = [m for m in ("elmo-trainable", "elmo-glove-trainable")
-             if any(m in s["methods"] for s in dataset["splits"])]
     figure, ax = plt.subplots(figsize=(4.8, 3))
     width = 0.8 / len(mixes)
     for i, mix in enumerate(mixes):
@@ -103,8 +101,8 @@ def _layer_weights(dataset, path):
                               if mix in s["methods"]])
         x = np.arange(weights.shape[1]) + (i - (len(mixes) - 1) / 2) * width
         ax.bar(x, weights.mean(axis=0), width, yerr=weights.std(axis=0) if len(weights) > 1 else None,
-               capsize=3, label=METHODS[mix].label.replace(", trainable mix", ""),
-               color="tab:orange" if mix == "elmo-trainable" else "tab:red")
+               capsize=3, label=METHODS[mix].label.split(",")[0],
+               color=_FAMILY_COLORS.get(METHODS[mix].family, "black"))
     n_layers = weights.shape[1]
     ax.set_xticks(range(n_layers), ["token layer", *[f"LSTM {i}" for i in range(1, n_layers)]])
     ax.axhline(1 / n_layers, color="grey", linestyle=":", label="uniform")
@@ -168,9 +166,10 @@ def draw_figures(results: dict, summary: dict, output: Path) -> dict:
         name = f"{key}_confusion.png"
         _confusion(dataset, summary[key], methods, output / name)
         drawn[(key, "confusion")] = name
-        if any(m.endswith("trainable") for m in methods):
+        learned = learned_weight_rows(methods, dataset)
+        if learned:
             name = f"{key}_layer_weights.png"
-            _layer_weights(dataset, output / name)
+            _layer_weights(dataset, learned, output / name)
             drawn[(key, "layer_weights")] = name
         if dataset["splits"][0].get("bilms"):
             name = f"{key}_perplexity.png"

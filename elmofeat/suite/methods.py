@@ -1,63 +1,187 @@
-"""The feature extractors compared, each followed by a LogisticRegression.
+"""The suite's methods: one declared :class:`MethodSpec` each, in one registry
+(:data:`METHODS`), every one followed by a LogisticRegression.
 
-Every method is a factory ``(context) -> vectorizer``; :func:`make_model` puts the
-vectorizer in front of the classifier. Every estimator runs with its library defaults.
-The ELMo methods of a split share one biLM pretrained on the split's training
-documents (``context.bilm``, or ``context.glove_bilm`` whose word embedding starts
-from GloVe), passed fitted, so the three mixes never pretrain again.
+A method is a factory ``(context) -> vectorizer`` and the facts the run, the report and
+the targets need: the biLM of the split it uses, whether it reads GloVe, the
+classifier's C, a parameter grid, its cost estimate, the groups it feeds (command-line
+groups such as ``elmo``; a group of mixes whose order the report shows) and whether a
+default run has it. The ELMo rows are generated from the layer mixes' registry
+(:mod:`elmofeat.mixes`): one row per registered mix and biLM. Every estimator runs with
+its library defaults. Plain Python at import: the factories import their estimators.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from sklearn.feature_extraction.text import TfidfVectorizer
-from sklearn.linear_model import LogisticRegression
-from sklearn.model_selection import GridSearchCV, StratifiedKFold
-from sklearn.pipeline import make_pipeline
-
-from ..elmo.vectorizer import ElmoVectorizer
-from ..hybrid import make_hybrid
-from ..wordvectors.skipgram import SkipGramVectorizer
-from ..wordvectors.svd import SVDVectorizer
-from ..wordvectors.pretrained import WordVectorsVectorizer
-from .catalog import ALIASES, METHOD_NAMES
+from .._registry import Registry
+from ..mixes import get_mix, mix_names
 
 
 @dataclass
 class Context:
-    """What the factories of one split may use."""
+    """What the factories of one split may use: its seed, the settings, the biLMs
+    pretrained (or loaded) for it by kind (``bilms["default"]``...) and GloVe."""
 
     seed: int
     settings: Any  # BenchmarkSettings
-    bilm: Any = None  # fitted BiLM with the library's defaults
-    glove_bilm: Any = None  # fitted BiLM whose word embedding starts from GloVe
-    general_bilm: Any = None  # the shipped general model, never trained here
-    adapted_bilm: Any = None  # the general model adapted to the split's training texts
+    bilms: dict = field(default_factory=dict)
     glove: Any = None  # KeyedVectors, for the GloVe anchor
-
-    def bilm_for(self, which: str):
-        return {"default": self.bilm, "glove": self.glove_bilm, "general": self.general_bilm,
-                "adapted": self.adapted_bilm}[which]
 
 
 @dataclass(frozen=True)
-class Method:
+class MethodSpec:
+    """One row of the suite.
+
+    Parameters
+    ----------
+    key, label : str
+        Its name on the command line and in results; its name in the report.
+    family : str
+        What kind of features ("anchor", "svd", "skipgram", "elmo", "elmo-glove",
+        "general", "hybrid", "ablation"): the report's colours, and the reference
+        experiment's ranges (``Reference.ranges`` by family).
+    make : callable
+        ``make(context) -> vectorizer``.
+    bilm : str, default=None
+        The biLM of the split it uses (see ``BILM_ORDER`` in
+        :mod:`elmofeat.suite.settings`), or None.
+    needs_glove : bool, default=False
+    C : float, default=1.0
+        Of the LogisticRegression that follows.
+    grid : dict, default=None
+        Parameters of ``features -> LogisticRegression`` chosen by GridSearchCV
+        (stratified 3-fold, on the training documents only); None: no search.
+    cost_per_token : float, default=30e-6
+        Estimated seconds per token of fit + predict on the reference 2-core machine.
+    mix : str, default=None
+        The layer mix of an ELMo row.
+    mix_group : str, default=None
+        The rows whose mixes the report orders and the targets compare together.
+    groups : tuple of str, default=()
+        Command-line names that select it with others (``--methods elmo``).
+    default : bool, default=True
+        Whether a run without ``--methods`` has it.
+    """
+
+    key: str
     label: str
-    family: str  # "anchor", "svd", "skipgram", "elmo", "elmo-glove", "hybrid", "ablation"
-    make: Callable[[Context], Any]
-    bilm: str | None = None  # which pretrained biLM of the split it uses
+    family: str
+    make: Callable
+    bilm: str | None = None
     needs_glove: bool = False
-    C: float = 1.0  # of the LogisticRegression that follows
-    # Parameters of ``features -> LogisticRegression`` chosen by GridSearchCV
-    # (stratified 3-fold, on the training documents only); None: no search.
+    C: float = 1.0
     grid: dict | None = None
+    cost_per_token: float = 30e-6
+    mix: str | None = None
+    mix_group: str | None = None
+    groups: tuple = ()
+    default: bool = True
+
+
+METHODS: Registry[MethodSpec] = Registry("method", MethodSpec, key="key")
+
+
+def register_method(spec: MethodSpec, *, replace: bool = False) -> MethodSpec:
+    """Add a method to the suite (``replace=True`` redefines a key); returns ``spec``.
+
+    Examples
+    --------
+    >>> from sklearn.feature_extraction.text import CountVectorizer
+    >>> from elmofeat.suite import METHODS, BenchmarkSettings, register_method
+    >>> from elmofeat.suite.methods import MethodSpec
+    >>> _ = register_method(MethodSpec("counts", "word counts + LR", "anchor",
+    ...                                lambda context: CountVectorizer(), default=False))
+    >>> BenchmarkSettings(methods=("counts", "tfidf")).methods
+    ('tfidf', 'counts')
+    >>> METHODS.unregister("counts")
+    """
+    return METHODS.register(spec, replace=replace)
+
+
+def groups() -> dict[str, tuple[str, ...]]:
+    """Command-line group names and the methods each selects, in registry order."""
+    found: dict[str, list[str]] = {}
+    for key, spec in METHODS.items():
+        for group in spec.groups:
+            found.setdefault(group, []).append(key)
+    return {group: tuple(keys) for group, keys in found.items()}
+
+
+def default_methods() -> tuple[str, ...]:
+    return tuple(key for key, spec in METHODS.items() if spec.default)
+
+
+def resolve_methods(names) -> tuple[str, ...]:
+    """Method keys from names and groups, in the registry's order, without repeats."""
+    aliases = groups()
+    wanted = set()
+    for name in names:
+        if name in aliases:
+            wanted.update(aliases[name])
+        elif name in METHODS:
+            wanted.add(name)
+        else:
+            known = ", ".join([*METHODS, *aliases])
+            raise ValueError(f"unknown method {name!r}; choose from {known}")
+    return tuple(key for key in METHODS if key in wanted)
+
+
+def learned_weight_rows(methods, dataset) -> list[str]:
+    """The rows of ``methods`` in a group of mixes whose mix learned layer weights from
+    labels (the results of ``dataset``'s splits record them)."""
+    return [m for m in methods
+            if METHODS[m].mix_group is not None and get_mix(METHODS[m].mix).needs_labels
+            and any("layer_weights" in s["methods"].get(m, {}) for s in dataset["splits"])]
+
+
+def make_model(method: MethodSpec, context: Context):
+    """``features -> LogisticRegression``: the same classifier for every method (C=1
+    unless the method says otherwise, as the strong TF-IDF anchor does), inside a
+    ``GridSearchCV`` when the method searches parameters. The search's clones share the
+    split's fitted biLM: it is never pretrained again."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import GridSearchCV, StratifiedKFold
+    from sklearn.pipeline import make_pipeline
+
+    model = make_pipeline(method.make(context), LogisticRegression(max_iter=3000, C=method.C))
+    if method.grid is None:
+        return model
+    folds = StratifiedKFold(3, shuffle=True, random_state=context.seed)
+    return GridSearchCV(model, method.grid, cv=folds)
+
+
+# ------------------------------------------------------------------------ factories
+def _tfidf(context):
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    return TfidfVectorizer(sublinear_tf=True)
+
+
+def _glove(context):
+    from ..wordvectors.pretrained import WordVectorsVectorizer
+
+    return WordVectorsVectorizer(context.glove)
+
+
+def _svd(context):
+    from ..wordvectors.svd import SVDVectorizer
+
+    return SVDVectorizer(random_state=context.seed)
+
+
+def _skipgram(context):
+    from ..wordvectors.skipgram import SkipGramVectorizer
+
+    return SkipGramVectorizer(random_state=context.seed)
 
 
 def _elmo(mix, which="default", **params):
     def make(context):
-        return ElmoVectorizer(context.bilm_for(which), layer_mix=mix, cache_dir=None,
+        from ..elmo.vectorizer import ElmoVectorizer
+
+        return ElmoVectorizer(context.bilms[which], layer_mix=mix, cache_dir=None,
                               random_state=context.seed, **context.settings.mix_params(),
                               **params)
     return make
@@ -65,89 +189,81 @@ def _elmo(mix, which="default", **params):
 
 def _hybrid_of(which):
     def make(context):
-        return make_hybrid(ElmoVectorizer(context.bilm_for(which), layer_mix="frozen",
+        from ..elmo.vectorizer import ElmoVectorizer
+        from ..hybrid import make_hybrid
+
+        return make_hybrid(ElmoVectorizer(context.bilms[which], layer_mix="frozen",
                                           cache_dir=None, random_state=context.seed))
     return make
 
 
-_hybrid = _hybrid_of("default")
-
-
+# Estimated seconds per token of the ELMo rows by mix (a registered mix not listed here
+# is estimated as a learned one).
+_MIX_COST = {"trainable": 60e-6, "frozen": 30e-6, "mlp": 260e-6}
 # The ELMo block's weight in make_hybrid, 0 (TF-IDF alone) among the candidates: the
 # best weight depends on the task (benchmarks/layer_probe.py --hybrid).
 HYBRID_WEIGHTS = (0.0, 0.05, 0.1, 0.2, 0.35)
-
-METHODS = {
-    "tfidf": Method("TF-IDF + LR", "anchor", lambda c: TfidfVectorizer(sublinear_tf=True)),
-    "tfidf-c10": Method("TF-IDF + LR (C=10)", "anchor",
-                        lambda c: TfidfVectorizer(sublinear_tf=True), C=10.0),
-    "glove": Method("GloVe 6B 50d mean", "anchor",
-                    lambda c: WordVectorsVectorizer(c.glove), needs_glove=True),
-    "svd": Method("SVDVectorizer", "svd", lambda c: SVDVectorizer(random_state=c.seed)),
-    "skipgram": Method("SkipGramVectorizer", "skipgram",
-                       lambda c: SkipGramVectorizer(random_state=c.seed)),
-    "elmo-trainable": Method("ELMo, trainable mix", "elmo", _elmo("trainable"), bilm="default"),
-    "elmo-frozen": Method("ELMo, frozen mix", "elmo", _elmo("frozen"), bilm="default"),
-    "elmo-mlp": Method("ELMo, MLP mix", "elmo", _elmo("mlp"), bilm="default"),
-    # The default's evidence: mixes without dividing each layer by its spread.
-    "elmo-frozen-unscaled": Method("ELMo, frozen mix, layers unscaled", "ablation",
-                                   _elmo("frozen", scale_layers=False), bilm="default"),
-    "elmo-trainable-unscaled": Method("ELMo, trainable mix, layers unscaled", "ablation",
-                                      _elmo("trainable", scale_layers=False), bilm="default"),
-    "elmo-glove-trainable": Method("ELMo + GloVe, trainable mix", "elmo-glove",
-                                   _elmo("trainable", "glove"), bilm="glove", needs_glove=True),
-    "elmo-glove-frozen": Method("ELMo + GloVe, frozen mix", "elmo-glove",
-                                _elmo("frozen", "glove"), bilm="glove", needs_glove=True),
-    "elmo-glove-mlp": Method("ELMo + GloVe, MLP mix", "elmo-glove", _elmo("mlp", "glove"),
-                             bilm="glove", needs_glove=True),
-    "elmo-glove-frozen-unscaled": Method("ELMo + GloVe, frozen mix, layers unscaled", "ablation",
-                                         _elmo("frozen", "glove", scale_layers=False),
-                                         bilm="glove", needs_glove=True),
-    "hybrid": Method("TF-IDF + ELMo (make_hybrid)", "hybrid", _hybrid, bilm="default", C=10.0),
-    "hybrid-search": Method(
-        "TF-IDF + ELMo (make_hybrid, weight searched)", "hybrid", _hybrid, bilm="default",
-        C=10.0, grid={"featureunion__transformer_weights": [{"elmo": w} for w in HYBRID_WEIGHTS]}),
-    # The general English biLM shipped with elmofeat (en-small): never trained per split.
-    "general-trainable": Method("ELMo en-small, trainable mix", "general",
-                                _elmo("trainable", "general"), bilm="general"),
-    "general-frozen": Method("ELMo en-small, frozen mix", "general", _elmo("frozen", "general"),
-                             bilm="general"),
-    "general-mlp": Method("ELMo en-small, MLP mix", "general", _elmo("mlp", "general"),
-                          bilm="general"),
-    "general-adapted": Method("ELMo en-small adapted (1 epoch), frozen mix", "general",
-                              _elmo("frozen", "adapted"), bilm="adapted"),
-    "general-hybrid": Method("TF-IDF + ELMo en-small (make_hybrid)", "hybrid",
-                             _hybrid_of("general"), bilm="general", C=10.0),
-    "general-hybrid-search": Method(
-        "TF-IDF + ELMo en-small (make_hybrid, weight searched)", "hybrid",
-        _hybrid_of("general"), bilm="general", C=10.0,
-        grid={"featureunion__transformer_weights": [{"elmo": w} for w in HYBRID_WEIGHTS]}),
-}
-if tuple(METHODS) != METHOD_NAMES:  # pragma: no cover - a developer's mistake
-    raise RuntimeError("benchmark.catalog.METHOD_NAMES must list METHODS in order")
+_HYBRID_GRID = {"featureunion__transformer_weights": [{"elmo": w} for w in HYBRID_WEIGHTS]}
 
 
-def resolve_methods(names) -> tuple[str, ...]:
-    """Method keys from names and aliases, in the canonical order, without repeats."""
-    wanted = set()
-    for name in names:
-        if name in ALIASES:
-            wanted.update(ALIASES[name])
-        elif name in METHODS:
-            wanted.add(name)
-        else:
-            known = ", ".join([*METHODS, *ALIASES])
-            raise ValueError(f"unknown method {name!r}; choose from {known}")
-    return tuple(key for key in METHODS if key in wanted)
+def elmo_rows(prefix, label, which, family, *, glove=False, default=True, mix_group=True,
+              groups=None) -> list[MethodSpec]:
+    """One row per mix of the mixes' registry, on the split's ``which`` biLM: keys
+    ``<prefix>-<mix>``, labels ``"<label>, <mix label> mix"``."""
+    return [MethodSpec(f"{prefix}-{mix}", f"{label}, {get_mix(mix).label} mix", family,
+                       _elmo(mix, which), bilm=which, needs_glove=glove,
+                       cost_per_token=_MIX_COST.get(mix, 100e-6), mix=mix,
+                       mix_group=prefix if mix_group else None,
+                       groups=(prefix,) if groups is None else groups, default=default)
+            for mix in mix_names()]
 
 
-def make_model(method: Method, context: Context):
-    """``features -> LogisticRegression``: the same classifier for every method (C=1
-    unless the method says otherwise, as the strong TF-IDF anchor does), inside a
-    ``GridSearchCV`` when the method searches parameters. The search's clones share the
-    split's fitted biLM: it is never pretrained again."""
-    model = make_pipeline(method.make(context), LogisticRegression(max_iter=3000, C=method.C))
-    if method.grid is None:
-        return model
-    folds = StratifiedKFold(3, shuffle=True, random_state=context.seed)
-    return GridSearchCV(model, method.grid, cv=folds)
+register_method(MethodSpec("tfidf", "TF-IDF + LR", "anchor", _tfidf, cost_per_token=2e-6,
+                           groups=("anchors",)))
+register_method(MethodSpec("tfidf-c10", "TF-IDF + LR (C=10)", "anchor", _tfidf, C=10.0,
+                           cost_per_token=3e-6, groups=("anchors",)))
+register_method(MethodSpec("glove", "GloVe 6B 50d mean", "anchor", _glove, needs_glove=True,
+                           cost_per_token=2e-6, groups=("anchors",)))
+register_method(MethodSpec("svd", "SVDVectorizer", "svd", _svd, cost_per_token=8e-6))
+register_method(MethodSpec("skipgram", "SkipGramVectorizer", "skipgram", _skipgram,
+                           cost_per_token=25e-6))
+for _spec in elmo_rows("elmo", "ELMo", "default", "elmo"):
+    register_method(_spec)
+# The default's evidence: mixes without dividing each layer by its spread. Not in a
+# default run, with the from-scratch ELMo + GloVe rows below: their per-split GloVe
+# biLM and MLP mix took 46 of the 117 minutes of the last full run; the general model
+# (en-small), which reads GloVe's vectors too, took their place, and keeps the suite
+# within 2 hours. Name them (--methods elmo-glove ...) to run them.
+register_method(MethodSpec(
+    "elmo-frozen-unscaled", "ELMo, frozen mix, layers unscaled", "ablation",
+    _elmo("frozen", scale_layers=False), bilm="default", cost_per_token=25e-6, mix="frozen",
+    default=False))
+register_method(MethodSpec(
+    "elmo-trainable-unscaled", "ELMo, trainable mix, layers unscaled", "ablation",
+    _elmo("trainable", scale_layers=False), bilm="default", cost_per_token=60e-6,
+    mix="trainable", default=False))
+for _spec in elmo_rows("elmo-glove", "ELMo + GloVe", "glove", "elmo-glove", glove=True,
+                       default=False):
+    register_method(_spec)
+register_method(MethodSpec(
+    "elmo-glove-frozen-unscaled", "ELMo + GloVe, frozen mix, layers unscaled", "ablation",
+    _elmo("frozen", "glove", scale_layers=False), bilm="glove", needs_glove=True,
+    cost_per_token=25e-6, mix="frozen", default=False))
+register_method(MethodSpec("hybrid", "TF-IDF + ELMo (make_hybrid)", "hybrid",
+                           _hybrid_of("default"), bilm="default", C=10.0))
+register_method(MethodSpec("hybrid-search", "TF-IDF + ELMo (make_hybrid, weight searched)",
+                           "hybrid", _hybrid_of("default"), bilm="default", C=10.0,
+                           grid=_HYBRID_GRID, cost_per_token=300e-6))
+# The general English biLM shipped with elmofeat (en-small): never trained per split.
+for _spec in elmo_rows("general", "ELMo en-small", "general", "general", mix_group=False):
+    register_method(_spec)
+register_method(MethodSpec(
+    "general-adapted", "ELMo en-small adapted (1 epoch), frozen mix", "general",
+    _elmo("frozen", "adapted"), bilm="adapted", mix="frozen", groups=("general",)))
+register_method(MethodSpec(
+    "general-hybrid", "TF-IDF + ELMo en-small (make_hybrid)", "hybrid", _hybrid_of("general"),
+    bilm="general", C=10.0, groups=("general",)))
+register_method(MethodSpec(
+    "general-hybrid-search", "TF-IDF + ELMo en-small (make_hybrid, weight searched)", "hybrid",
+    _hybrid_of("general"), bilm="general", C=10.0, grid=_HYBRID_GRID, cost_per_token=300e-6,
+    groups=("general",)))

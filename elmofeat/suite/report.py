@@ -8,14 +8,16 @@ from pathlib import Path
 import numpy as np
 
 from .._files import atomic_path
-from .data import KINDS
-from .methods import METHODS
+from .methods import METHODS, default_methods, learned_weight_rows
 from .paired import TFIDF_ROWS, best_tfidf, paired_differences
 from .targets import evaluate_targets
+from .tasks import TASKS
 
-# Test accuracy of the reference experiment (AG News, 120k training sentences).
-REFERENCE = {"svd": (0.83, 0.86), "skipgram": (0.85, 0.89), "elmo": (0.87, 0.905)}
-REFERENCE_MIX_ORDER = ("elmo-mlp", "elmo-trainable", "elmo-frozen")
+# How the report names each biLM of a split (its pretraining time; its perplexity line).
+BILM_LABELS = {"default": ("biLM pretraining (defaults)", "defaults"),
+               "glove": ("biLM pretraining (GloVe start)", "GloVe start"),
+               "general": ("en-small loading", None),
+               "adapted": ("en-small adaptation", None)}
 
 
 def _write_text(path: Path, text: str) -> None:
@@ -49,28 +51,37 @@ def _ordering(summary_of_dataset, methods) -> str:
                       for m in ranked)
 
 
-def _reference_lines(summary_of_dataset, methods) -> list[str]:
+def _mix_groups(methods) -> dict[str, list[str]]:
+    """The rows of each group of mixes (``MethodSpec.mix_group``), in report order."""
+    found: dict[str, list[str]] = {}
+    for method in methods:
+        if METHODS[method].mix_group is not None:
+            found.setdefault(METHODS[method].mix_group, []).append(method)
+    return found
+
+
+def _reference_lines(reference, summary_of_dataset, methods) -> list[str]:
+    """The run against a reference experiment's ranges (by family: the family's own rows,
+    ``"elmo"`` every row of a group of mixes) and its order of the mixes."""
     lines = []
-    families = {"svd": ["svd"], "skipgram": ["skipgram"],
-                "elmo": [m for m in methods if METHODS[m].family in ("elmo", "elmo-glove")]}
-    for family, (low, high) in REFERENCE.items():
-        for method in families[family]:
-            if method not in methods:
-                continue
+    for family, (low, high) in reference.ranges.items():
+        rows = [m for m in methods if (METHODS[m].mix_group is not None if family == "elmo"
+                                       else METHODS[m].key == family)]
+        for method in rows:
             accuracy = summary_of_dataset[method]["accuracy"]["mean"]
             where = "inside" if low <= accuracy <= high else ("below" if accuracy < low else "above")
             lines.append(f"- {METHODS[method].label}: {accuracy:.2%}, {where} the reference's "
                          f"{low:.1%}–{high:.1%}")
-    for prefix in ("elmo-", "elmo-glove-"):
-        order = [prefix + m.split("-")[-1] for m in REFERENCE_MIX_ORDER]
-        mixes = [m for m in order if m in methods]
+    for group in _mix_groups(methods).values():
+        by_mix = {METHODS[m].mix: m for m in group}
+        mixes = [by_mix[mix] for mix in reference.mix_order if mix in by_mix]
         if len(mixes) > 1:
             ours = sorted(mixes, key=lambda m: -summary_of_dataset[m]["accuracy"]["mean"])
             same = "the same as" if ours == mixes else "different from"
             name = METHODS[mixes[0]].label.split(",")[0]
             lines.append(f"- Order of the mixes ({name}): "
-                         f"{' > '.join(m.split('-')[-1] for m in ours)}, {same} the reference's "
-                         f"{' > '.join(m.split('-')[-1] for m in mixes)}")
+                         f"{' > '.join(METHODS[m].mix for m in ours)}, {same} the reference's "
+                         f"{' > '.join(METHODS[m].mix for m in mixes)}")
     return lines
 
 
@@ -96,10 +107,7 @@ def _suite_tables(results: dict, summary: dict) -> list[str]:
         seconds.append([METHODS[m].label, *[f"{summary[k][m]['seconds']['mean']:.1f}"
                                             for k in keys]])
     bilm_rows = []
-    for which, label in (("default", "biLM pretraining (defaults)"),
-                         ("glove", "biLM pretraining (GloVe start)"),
-                         ("general", "en-small loading"),
-                         ("adapted", "en-small adaptation")):
+    for which, (label, _) in BILM_LABELS.items():
         if all(which in s.get("bilms", {}) for k in keys for s in results["datasets"][k]["splits"]):
             bilm_rows.append([label, *[
                 f"{np.mean([s['bilms'][which]['seconds'] for s in results['datasets'][k]['splits']]):.1f}"
@@ -197,7 +205,7 @@ def render_markdown(results: dict, summary: dict, figures: dict) -> str:
         + (f" Overrides for this run: {_overrides(settings)}." if _overrides(settings) else ""))
     if len(results["datasets"]) > 1 or any(len(d["splits"]) > 1 for d in results["datasets"].values()):
         out += ["", "## The suite", ""]
-        out += [f"- **{d['title']}** ({KINDS[k]}): {d['protocol']}."
+        out += [f"- **{d['title']}** ({TASKS[k].description}): {d['protocol']}."
                 for k, d in results["datasets"].items()]
         out += [""] + _suite_tables(results, summary)
         if "suite" in figures:
@@ -212,19 +220,21 @@ def render_markdown(results: dict, summary: dict, figures: dict) -> str:
 def default_run_seconds(results: dict) -> float:
     """The measured seconds of the rows (and the biLMs they need) that a run with the
     default methods has, summed over every split of the results."""
-    from .catalog import DEFAULT_METHODS
     from .settings import BenchmarkSettings
 
-    bilms = BenchmarkSettings(methods=DEFAULT_METHODS).bilms()
+    defaults = default_methods()
+    bilms = BenchmarkSettings(methods=defaults).bilms()
     return float(sum(
-        sum(row["seconds"] for method, row in split["methods"].items() if method in DEFAULT_METHODS)
+        sum(row["seconds"] for method, row in split["methods"].items() if method in defaults)
         + sum(row["seconds"] for which, row in split.get("bilms", {}).items() if which in bilms)
         for dataset in results["datasets"].values() for split in dataset["splits"]))
 
 
 def _overrides(settings) -> str:
-    names = ("folds", "ag_news_documents", "r8_train_documents", "r8_test_documents",
-             "cr_documents", "mpqa_documents", "bilm_dim", "bilm_epochs", "mix_epochs", "mix_cv")
+    from .settings import BenchmarkSettings
+
+    names = ("folds", *BenchmarkSettings.size_settings(), "bilm_dim", "bilm_epochs", "mix_epochs",
+             "mix_cv")
     return ", ".join(f"{n}={settings[n]}" for n in names if settings.get(n) is not None)
 
 
@@ -249,7 +259,9 @@ def _dataset_section(key, dataset, stats, methods, figures) -> list[str]:
     unit = "mean ± std over splits" if n_splits > 1 else "one split"
     out.append(markdown_table(["method", f"accuracy ({unit})", "macro precision", "macro recall",
                                "macro F1", "seconds per split"], rows))
-    for which, label in (("default", "defaults"), ("glove", "GloVe start")):
+    for which, (_, label) in BILM_LABELS.items():
+        if label is None:  # a loaded model: no pretraining of its own to report
+            continue
         bilms = [s["bilms"][which] for s in dataset["splits"] if which in s.get("bilms", {})]
         if bilms:
             perplexities = [b["history"][-1]["validation_perplexity"] for b in bilms]
@@ -257,12 +269,12 @@ def _dataset_section(key, dataset, stats, methods, figures) -> list[str]:
                     f"and {np.mean([b['epochs'] for b in bilms]):.1f} epochs per split; final "
                     f"validation perplexity {np.mean(perplexities):.1f} (mean over splits)."]
     out += ["", "**Ordering of the methods** (mean accuracy): " + _ordering(stats, methods)]
-    for family in ("elmo", "elmo-glove"):
-        mixes = [m for m in methods if METHODS[m].family == family]
+    for mixes in _mix_groups(methods).values():
         if len(mixes) > 1:
             out += ["", f"**Ordering of the mixes** ({METHODS[mixes[0]].label.split(',')[0]}): "
                     + _ordering(stats, mixes)]
-        trainable = [m for m in mixes if m.endswith("trainable")]
+        # Layer weights learned from labels (a learned scalar mix records them).
+        trainable = learned_weight_rows(mixes, dataset)
         weights = [s["methods"][m]["layer_weights"] for s in dataset["splits"] for m in trainable]
         if weights:
             mean = np.mean(weights, axis=0)
@@ -273,11 +285,12 @@ def _dataset_section(key, dataset, stats, methods, figures) -> list[str]:
         chosen = [s["methods"][method]["best_params"] for s in dataset["splits"]]
         out += ["", f"Chosen by the {METHODS[method].label} row's search, split by split: "
                 + "; ".join(_chosen(params) for params in chosen) + "."]
-    if key == "ag_news":
-        lines = _reference_lines(stats, methods)
+    reference = TASKS[key].reference if key in TASKS else None
+    if reference is not None:
+        lines = _reference_lines(reference, stats, methods)
         if lines:
-            out += ["", "**Against the reference** (AG News test accuracy with 120k training "
-                    f"sentences; here {dataset['splits'][0]['train_size']:,} training documents "
+            out += ["", f"**Against the reference** ({reference.note}; here "
+                    f"{dataset['splits'][0]['train_size']:,} training documents "
                     "per split):", ""] + lines
     out += ["", "Per-class precision / recall / F1 (mean over splits):", ""]
     header = ["class", *[METHODS[m].label for m in methods]]
@@ -307,7 +320,7 @@ def write_report(results: dict, output, figures=True) -> dict:
     >>> import tempfile
     >>> from elmofeat.suite import BenchmarkSettings, run_benchmark, write_report
     >>> settings = BenchmarkSettings(datasets=("ag_news",), methods=("tfidf",), folds=2,
-    ...                               ag_news_documents=100)
+    ...                               sizes={"ag_news_documents": 100})
     >>> results = run_benchmark(settings, progress=False, log=lambda line: None)
     >>> paths = write_report(results, tempfile.mkdtemp(), figures=False)
     >>> sorted(paths)

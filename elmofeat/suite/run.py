@@ -25,28 +25,15 @@ from tqdm.auto import tqdm
 
 from .. import __version__, clear_caches, config_context, get_config
 from ..bilm import BiLM
+from ..mixes import get_mix
 from .data import load_dataset
 from .methods import METHODS, Context, make_model
 
 # Seconds per token (whitespace words) on the reference 2-core machine, measured with
 # the default settings (the suite's results.json): biLM pretraining per epoch at width
-# 256, computing the layer representations, and each method's fit + predict.
-_COST_PER_TOKEN = {
-    "bilm_epoch": 95e-6,
-    "representations": 75e-6,
-    "svd": 8e-6,
-    "skipgram": 25e-6,
-    "elmo-trainable": 60e-6,
-    "elmo-frozen": 30e-6,
-    "elmo-frozen-unscaled": 25e-6,
-    "elmo-trainable-unscaled": 60e-6,
-    "elmo-mlp": 260e-6,
-    "hybrid": 30e-6,
-    "hybrid-search": 300e-6,  # 5 weights x 3 folds + a refit, representations cached
-    "tfidf": 2e-6,
-    "tfidf-c10": 3e-6,
-    "glove": 2e-6,
-}
+# 256 and computing the layer representations (each method's fit + predict is its
+# spec's ``cost_per_token``).
+_COST_PER_TOKEN = {"bilm_epoch": 95e-6, "representations": 75e-6}
 _GLOVE_FILE = ("glove", "glove.6B.50d.txt.gz")
 _WORDS = re.compile(r"\w+|[^\w\s]")
 
@@ -70,18 +57,13 @@ def _estimate(task: str, split, settings) -> float:
         return cost["bilm_epoch"] * train * ADAPT_EPOCHS + 10
     if task.startswith("bilm"):
         return cost["bilm_epoch"] * width * train * params["max_epochs"] + 10
-    if task == "skipgram":
-        return cost["skipgram"] * train + 1
     method = METHODS[task]
     if method.bilm is None:
-        return cost[task] * (train + test) + 0.5
-    base = task.replace("-glove", "")
-    if base.startswith("general-"):  # the general model is 256 wide, whatever the settings
+        return method.cost_per_token * (train + test) + 0.5
+    if method.bilm in ("general", "adapted"):  # the general model is 256 wide, whatever the settings
         width = 1.0
-        base = {"general-adapted": "elmo-frozen", "general-hybrid-search": "hybrid-search",
-                "general-hybrid": "hybrid"}.get(base, base.replace("general-", "elmo-"))
-    seconds = cost[base] * (train + test) + 2
-    if base in ("elmo-trainable", "elmo-mlp", "elmo-trainable-unscaled"):
+    seconds = method.cost_per_token * (train + test) + 2
+    if method.mix is not None and get_mix(method.mix).needs_labels:
         seconds *= width * settings.mix_params().get("mix_epochs", 10) / 5
     first = next(m for m in settings.methods if METHODS[m].bilm == method.bilm)
     if task == first:
@@ -244,7 +226,7 @@ def run_benchmark(settings, data_home=None, progress=True, log=print, splits_dir
     --------
     >>> from elmofeat.suite import BenchmarkSettings, run_benchmark
     >>> settings = BenchmarkSettings(datasets=("ag_news",), methods=("tfidf", "svd"),
-    ...                               folds=2, ag_news_documents=200)
+    ...                               folds=2, sizes={"ag_news_documents": 200})
     >>> results = run_benchmark(settings, progress=False, log=lambda line: None)
     >>> [split["name"] for split in results["datasets"]["ag_news"]["splits"]]
     ['fold 1/2', 'fold 2/2']
@@ -304,10 +286,8 @@ def run_benchmark(settings, data_home=None, progress=True, log=print, splits_dir
                 entry["bilms"] = {}
                 for which in settings.bilms():
                     start = time.perf_counter()
-                    bilm = _pretrain(which, settings, glove, seed, split.X_train)
-                    setattr(context, {"default": "bilm", "glove": "glove_bilm",
-                                      "general": "general_bilm",
-                                      "adapted": "adapted_bilm"}[which], bilm)
+                    bilm = context.bilms[which] = _pretrain(which, settings, glove, seed,
+                                                            split.X_train)
                     history = bilm.history_
                     entry["bilms"][which] = {
                         "seconds": time.perf_counter() - start, "epochs": bilm.n_epochs_,

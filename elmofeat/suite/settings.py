@@ -2,22 +2,40 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, field, replace
 
-from .catalog import DATASETS, DEFAULT_METHODS
-from .methods import METHODS, resolve_methods
-# Stratified k-fold cross-validation of the datasets without a standard split.
-STANDARD_FOLDS = {"ag_news": 5, "cr": 10, "mpqa": 10}
+from .methods import METHODS, default_methods, resolve_methods
+from .tasks import TASKS, CrossValidation
+
+#: The biLMs a split can provide to its methods, in the order they are pretrained.
+BILM_ORDER = ("default", "glove", "general", "adapted")
+
+
+def _size_settings(datasets) -> tuple[str, ...]:
+    return tuple(name for key in datasets for name in TASKS[key].protocol.size_settings(key))
 
 
 @dataclass(frozen=True)
 class BenchmarkSettings:
     """Settings of ``elmofeat benchmark``; the defaults are the full suite.
 
-    Every estimator runs with its library defaults; the few size settings below exist
-    for :meth:`quick_run` (a smoke run whose numbers are not evidence) and are ``None``
-    in the full suite. Every number of the report is a function of these settings and
-    the data, so the same settings reproduce the same table.
+    Every estimator runs with its library defaults; the size settings below exist for
+    :meth:`quick_run` (a smoke run whose numbers are not evidence) and are unset in the
+    full suite. Every number of the report is a function of these settings and the data,
+    so the same settings reproduce the same table.
+
+    Parameters
+    ----------
+    datasets : tuple of str, default=None
+        Tasks of :data:`~elmofeat.suite.tasks.TASKS` (None: every registered one).
+    methods : tuple of str, default=None
+        Methods or groups of :data:`~elmofeat.suite.methods.METHODS` (None: the default
+        ones).
+    sizes : dict, default=None
+        Documents used per task, by the size settings its protocol declares
+        (``<task>_documents`` for cross-validated tasks, ``<task>_train_documents`` and
+        ``<task>_test_documents`` for a standard split); taken before the folds. Unset:
+        all.
 
     Examples
     --------
@@ -26,20 +44,18 @@ class BenchmarkSettings:
     ('svd', 'elmo-trainable', 'elmo-frozen', 'elmo-mlp')
     >>> settings.n_folds("cr"), BenchmarkSettings.quick_run().n_folds("cr")
     (10, 2)
+    >>> BenchmarkSettings(datasets=("ag_news",), sizes={"ag_news_documents": 100}).size(
+    ...     "ag_news_documents")
+    100
     """
 
-    datasets: tuple = DATASETS
-    methods: tuple = DEFAULT_METHODS
+    datasets: tuple | None = None
+    methods: tuple | None = None
     seed: int = 0
     quick: bool = False
-    # Folds of every cross-validated dataset (None: AG News 5, CR and MPQA 10).
+    # Folds of every cross-validated task (None: each task's own).
     folds: int | None = None
-    # Documents used (None: all); taken before the folds, R8 from each partition.
-    ag_news_documents: int | None = None
-    r8_train_documents: int | None = None
-    r8_test_documents: int | None = None
-    cr_documents: int | None = None
-    mpqa_documents: int | None = None
+    sizes: dict = field(default_factory=dict)
     # biLM width (embedding = hidden) and epochs, mix epochs and folds (None: defaults).
     bilm_dim: int | None = None
     bilm_epochs: int | None = None
@@ -47,13 +63,24 @@ class BenchmarkSettings:
     mix_cv: int | None = None
 
     def __post_init__(self):
-        unknown = [d for d in self.datasets if d not in DATASETS]
-        if unknown or not self.datasets:
-            raise ValueError(f"datasets must be among {', '.join(DATASETS)}, got {list(self.datasets)}")
-        object.__setattr__(self, "datasets", tuple(d for d in DATASETS if d in self.datasets))
-        object.__setattr__(self, "methods", resolve_methods(self.methods))
+        datasets = TASKS.names() if self.datasets is None else tuple(self.datasets)
+        unknown = [d for d in datasets if d not in TASKS]
+        if unknown or not datasets:
+            raise ValueError(f"datasets must be among {', '.join(TASKS)}, got {list(datasets)}")
+        object.__setattr__(self, "datasets", tuple(d for d in TASKS if d in datasets))
+        methods = default_methods() if self.methods is None else self.methods
+        object.__setattr__(self, "methods", resolve_methods(methods))
         if not self.methods:
             raise ValueError("no method selected")
+        known = _size_settings(TASKS.names())
+        unknown = sorted(set(self.sizes) - set(known))
+        if unknown:
+            raise ValueError(f"unknown size settings {unknown}; the tasks declare "
+                             f"{', '.join(known)}")
+        for name, value in self.sizes.items():
+            if value is not None and (int(value) != value or value < 1):
+                raise ValueError(f"{name} must be a positive integer, got {value}")
+        object.__setattr__(self, "sizes", {k: v for k, v in self.sizes.items() if v is not None})
         if self.folds is not None and (int(self.folds) != self.folds or self.folds < 2):
             raise ValueError(f"folds must be an integer >= 2, got {self.folds}")
         for name in ("bilm_dim", "bilm_epochs", "mix_epochs"):
@@ -64,18 +91,25 @@ class BenchmarkSettings:
 
     @classmethod
     def quick_run(cls, **changes) -> "BenchmarkSettings":
-        """A smoke run of a few minutes: small slices, 2 folds, a 64-wide biLM for 2
-        epochs. Its numbers show that everything runs, not how the methods compare."""
-        base = cls(quick=True, folds=2, ag_news_documents=1200, r8_train_documents=600,
-                   r8_test_documents=300, cr_documents=1000, mpqa_documents=2000,
-                   bilm_dim=64, bilm_epochs=2, mix_epochs=3, mix_cv=2)
+        """A smoke run of a few minutes: each task's quick slice, 2 folds, a 64-wide biLM
+        for 2 epochs. Its numbers show that everything runs, not how the methods
+        compare."""
+        sizes = {name: value for key, task in TASKS.items()
+                 for name, value in task.protocol.quick_sizes(key).items()}
+        base = cls(quick=True, folds=2, sizes=sizes, bilm_dim=64, bilm_epochs=2, mix_epochs=3,
+                   mix_cv=2)
         return replace(base, **changes)
+
+    def size(self, name: str) -> int | None:
+        """A size setting (None: all documents)."""
+        return self.sizes.get(name)
 
     def n_folds(self, dataset: str) -> int | None:
         """Cross-validation folds of ``dataset`` (None: it has a standard split)."""
-        if dataset not in STANDARD_FOLDS:
+        protocol = TASKS[dataset].protocol
+        if not isinstance(protocol, CrossValidation):
             return None
-        return self.folds if self.folds is not None else STANDARD_FOLDS[dataset]
+        return self.folds if self.folds is not None else protocol.folds
 
     def bilm_params(self) -> dict:
         """The overrides of BiLM's defaults (empty in the full suite)."""
@@ -96,7 +130,20 @@ class BenchmarkSettings:
         return params
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        """Plain data, as results record it: every size setting of the registered tasks
+        by name (None where unset), in the tasks' order."""
+        return {"datasets": list(self.datasets), "methods": list(self.methods),
+                "seed": self.seed, "quick": self.quick, "folds": self.folds,
+                **{name: self.sizes.get(name) for name in _size_settings(TASKS.names())},
+                "bilm_dim": self.bilm_dim, "bilm_epochs": self.bilm_epochs,
+                "mix_epochs": self.mix_epochs, "mix_cv": self.mix_cv}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "BenchmarkSettings":
+        """Settings from :meth:`to_dict`'s plain data (a results file's ``settings``)."""
+        sizes = set(_size_settings(TASKS.names()))
+        return cls(**{k: v for k, v in data.items() if k not in sizes},
+                   sizes={k: v for k, v in data.items() if k in sizes and v is not None})
 
     def bilms(self) -> tuple[str, ...]:
         """The biLMs the methods need per split: ``"default"`` (pretrained on the split
@@ -104,8 +151,13 @@ class BenchmarkSettings:
         ``"general"`` (the shipped general model) and ``"adapted"`` (the general model
         adapted to the split's training texts)."""
         needed = {METHODS[m].bilm for m in self.methods} - {None}
-        return tuple(b for b in ("default", "glove", "general", "adapted") if b in needed)
+        return tuple(b for b in BILM_ORDER if b in needed)
 
     @property
     def uses_glove(self) -> bool:
         return any(METHODS[m].needs_glove for m in self.methods)
+
+    @staticmethod
+    def size_settings() -> tuple[str, ...]:
+        """Every size setting the registered tasks declare."""
+        return _size_settings(TASKS.names())

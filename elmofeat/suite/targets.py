@@ -2,7 +2,10 @@
 
 Every check compares mean accuracies over the splits of a task; "TF-IDF" is the better
 of the two TF-IDF rows (C=1 and C=10) that the run has, so that no target is met
-against a weakened baseline.
+against a weakened baseline. A target names its rows through the method registry (a
+method's key, or a group of mixes: ``every:<group>``, ``best:<group>``) and the tasks it
+applies to by their ``kind`` (:mod:`elmofeat.suite.tasks`): a new task of a known kind
+gets its targets, a new mix its rows in every group-wide check.
 """
 
 from __future__ import annotations
@@ -11,9 +14,7 @@ from dataclasses import dataclass
 
 from .methods import METHODS
 from .paired import TFIDF_ROWS
-
-DEFAULT_MIXES = ("elmo-trainable", "elmo-frozen", "elmo-mlp")
-GLOVE_MIXES = ("elmo-glove-trainable", "elmo-glove-frozen", "elmo-glove-mlp")
+from .tasks import TASKS
 
 
 @dataclass
@@ -22,6 +23,50 @@ class Check:
     task: str
     met: bool
     detail: str
+
+
+@dataclass(frozen=True)
+class Target:
+    """``rows`` against ``against`` on the tasks of ``kinds``: met when the gap is at
+    least ``margin`` (above it for a margin of 0).
+
+    ``rows``: a method key, ``"every:<mix group>"`` (one check per row of the group) or
+    ``"best:<mix group>"`` (the group's best row); ``against``: a method key or
+    ``"tfidf"`` (the better TF-IDF row). ``what`` and ``against_label`` name the two
+    sides in the details (None: the row's label).
+    """
+
+    name: str
+    rows: str
+    against: str
+    margin: float
+    against_label: str
+    kinds: tuple = ("topic", "polarity")
+    what: str | None = None
+
+
+TARGETS = (
+    Target("SkipGramVectorizer within 3 points of SVDVectorizer", "skipgram", "svd", -0.03,
+           "SVD", what="skip-gram"),
+    Target("every ELMo mix (defaults) above SVDVectorizer", "every:elmo", "svd", 0, "SVD"),
+    Target("best ELMo mix (defaults) 1 point above TF-IDF", "best:elmo", "tfidf", 0.01, "TF-IDF",
+           kinds=("topic",)),
+    Target("every ELMo + GloVe mix above GloVe mean", "every:elmo-glove", "glove", 0,
+           "GloVe mean"),
+    Target("best ELMo + GloVe mix within 2 points of TF-IDF", "best:elmo-glove", "tfidf", -0.02,
+           "TF-IDF", kinds=("polarity",)),
+    Target("hybrid 1 point above TF-IDF", "hybrid", "tfidf", 0.01, "TF-IDF"),
+    Target("hybrid 1 point above TF-IDF", "hybrid-search", "tfidf", 0.01, "TF-IDF"),
+    # The general model's: its default (frozen mix) at or above TF-IDF on polarity tasks
+    # and within 1 point of it on topic tasks; its hybrid 1 point above.
+    Target("default ElmoVectorizer (en-small, frozen mix) at or above TF-IDF", "general-frozen",
+           "tfidf", -1e-12, "TF-IDF", kinds=("polarity",)),
+    Target("default ElmoVectorizer (en-small, frozen mix) within 1 point of TF-IDF",
+           "general-frozen", "tfidf", -0.01, "TF-IDF", kinds=("topic",)),
+    Target("en-small hybrid 1 point above TF-IDF", "general-hybrid", "tfidf", 0.01, "TF-IDF"),
+    Target("en-small hybrid 1 point above TF-IDF", "general-hybrid-search", "tfidf", 0.01,
+           "TF-IDF"),
+)
 
 
 def _accuracy(stats, method):
@@ -33,10 +78,6 @@ def _tfidf(stats):
     return max(values) if values else None
 
 
-def _label(method):
-    return METHODS[method].label
-
-
 def _compare(target, task, value, reference, margin, what, against) -> Check:
     gap = value - reference
     met = gap > margin if margin == 0 else gap >= margin
@@ -46,65 +87,30 @@ def _compare(target, task, value, reference, margin, what, against) -> Check:
     return Check(target, task, met, detail)
 
 
+def _rows(selector: str, stats) -> list[str]:
+    if ":" not in selector:
+        return [selector] if selector in stats else []
+    how, group = selector.split(":", 1)
+    rows = [m for m in stats if m in METHODS and METHODS[m].mix_group == group]
+    if how == "best" and rows:
+        return [max(rows, key=lambda m: _accuracy(stats, m))]
+    return rows
+
+
 def evaluate_targets(summary: dict, titles: dict) -> list[Check]:
-    """Evaluate every target the run's methods and tasks allow."""
+    """Evaluate every target the run's methods and tasks allow, task by task in the
+    order of :data:`TARGETS`."""
     checks = []
     for key, stats in summary.items():
-        task = titles[key]
-        tfidf = _tfidf(stats)
-        if "skipgram" in stats and "svd" in stats:
-            checks.append(_compare("SkipGramVectorizer within 3 points of SVDVectorizer", task,
-                                   _accuracy(stats, "skipgram"), _accuracy(stats, "svd"), -0.03,
-                                   "skip-gram", "SVD"))
-        checks += _mix_checks(stats, task, DEFAULT_MIXES, "svd", "SVD",
-                              "every ELMo mix (defaults) above SVDVectorizer",
-                              tfidf if key in ("ag_news", "r8") else None, 0.01,
-                              "best ELMo mix (defaults) 1 point above TF-IDF")
-        checks += _mix_checks(stats, task, GLOVE_MIXES, "glove", "GloVe mean",
-                              "every ELMo + GloVe mix above GloVe mean",
-                              tfidf if key in ("cr", "mpqa") else None, -0.02,
-                              "best ELMo + GloVe mix within 2 points of TF-IDF")
-        for hybrid in ("hybrid", "hybrid-search"):
-            if hybrid in stats and tfidf is not None:
-                checks.append(_compare("hybrid 1 point above TF-IDF", task,
-                                       _accuracy(stats, hybrid), tfidf, 0.01,
-                                       _label(hybrid), "TF-IDF"))
-        checks += _general_checks(stats, key, task, tfidf)
-    return checks
-
-
-def _general_checks(stats, key, task, tfidf) -> list:
-    """The general model's targets: its default (frozen mix) at or above TF-IDF on CR
-    and MPQA and within 1 point of it on AG News and R8; its hybrid 1 point above."""
-    if tfidf is None:
-        return []
-    checks = []
-    if "general-frozen" in stats:
-        at_least = key in ("cr", "mpqa")
-        checks.append(_compare(
-            "default ElmoVectorizer (en-small, frozen mix) at or above TF-IDF" if at_least
-            else "default ElmoVectorizer (en-small, frozen mix) within 1 point of TF-IDF",
-            task, _accuracy(stats, "general-frozen"), tfidf, -1e-12 if at_least else -0.01,
-            _label("general-frozen"), "TF-IDF"))
-    for hybrid in ("general-hybrid", "general-hybrid-search"):
-        if hybrid in stats:
-            checks.append(_compare("en-small hybrid 1 point above TF-IDF", task,
-                                   _accuracy(stats, hybrid), tfidf, 0.01, _label(hybrid),
-                                   "TF-IDF"))
-    return checks
-
-
-def _mix_checks(stats, task, family, baseline, baseline_label, every_name, tfidf, margin,
-                best_name) -> list:
-    """Every mix of ``family`` above ``baseline``; the best of them ``margin`` from
-    TF-IDF (when ``tfidf`` is given)."""
-    checks = []
-    mixes = [m for m in family if m in stats]
-    if baseline in stats:
-        checks += [_compare(every_name, task, _accuracy(stats, mix), _accuracy(stats, baseline),
-                            0, _label(mix), baseline_label) for mix in mixes]
-    if mixes and tfidf is not None:
-        best = max(mixes, key=lambda m: _accuracy(stats, m))
-        checks.append(_compare(best_name, task, _accuracy(stats, best), tfidf, margin,
-                               _label(best), "TF-IDF"))
+        kind = TASKS[key].kind if key in TASKS else None
+        for target in TARGETS:
+            if kind not in target.kinds:
+                continue
+            reference = _tfidf(stats) if target.against == "tfidf" else _accuracy(stats, target.against)
+            if reference is None:
+                continue
+            checks += [_compare(target.name, titles[key], _accuracy(stats, row), reference,
+                                target.margin, target.what or METHODS[row].label,
+                                target.against_label)
+                       for row in _rows(target.rows, stats)]
     return checks

@@ -1,0 +1,161 @@
+"""The suite's tasks: one declared :class:`TaskSpec` each, in one registry (:data:`TASKS`).
+
+A task says how its data loads, how it is split (:class:`CrossValidation` or a
+:class:`FixedSplit`), what it is (``description``, ``kind``) and, for the AG News task
+the product grew from, the reference experiment's figures. The settings' size
+overrides, the splits, the report's task lines, the targets (by ``kind``) and the
+command line's ``--datasets`` choices are all generated from the registry. Plain
+Python: the loaders import their datasets on first use.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+from .._registry import Registry
+
+
+@dataclass(frozen=True)
+class CrossValidation:
+    """Stratified k-fold cross-validation over (a slice of) the task's documents.
+
+    ``folds``: the suite's folds; ``partition``: what the documents are, for the
+    report; ``quick_documents``: the slice a ``--quick`` run takes.
+    """
+
+    folds: int
+    partition: str
+    quick_documents: int
+
+    def size_settings(self, key: str) -> tuple[str, ...]:
+        """The names of the settings that slice the task (``<key>_documents``)."""
+        return (f"{key}_documents",)
+
+    def quick_sizes(self, key: str) -> dict:
+        return {f"{key}_documents": self.quick_documents}
+
+
+@dataclass(frozen=True)
+class FixedSplit:
+    """The task's standard train/test split (its loader's ``partition`` says which
+    document is where); ``quick_train`` and ``quick_test`` slice it for ``--quick``."""
+
+    quick_train: int
+    quick_test: int
+    name: str = "standard split"
+
+    def size_settings(self, key: str) -> tuple[str, ...]:
+        return (f"{key}_train_documents", f"{key}_test_documents")
+
+    def quick_sizes(self, key: str) -> dict:
+        return {f"{key}_train_documents": self.quick_train,
+                f"{key}_test_documents": self.quick_test}
+
+
+@dataclass(frozen=True)
+class Reference:
+    """Figures of a published experiment on the task, which the report compares with:
+    accuracy ranges by method family, and the order of the ELMo mixes."""
+
+    note: str
+    ranges: dict = field(default_factory=dict)  # family -> (low, high)
+    mix_order: tuple = ()  # mix names, best first
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    """One task of the suite.
+
+    Parameters
+    ----------
+    key : str
+        Its name on the command line and in results.
+    title : str
+        Its name in the report.
+    load : callable
+        ``load(data_home) -> Bunch`` with ``data`` (texts), ``target`` (class indices),
+        ``target_names`` and, for a :class:`FixedSplit`, ``partition`` (``"train"`` or
+        ``"test"`` per document).
+    protocol : CrossValidation or FixedSplit
+    description : str
+        One line: what the texts and classes are.
+    kind : {"topic", "polarity"}
+        Which of the suite's targets apply (:mod:`elmofeat.suite.targets`).
+    reference : Reference, default=None
+    """
+
+    key: str
+    title: str
+    load: Callable
+    protocol: object
+    description: str
+    kind: str
+    reference: Reference | None = None
+
+
+TASKS: Registry[TaskSpec] = Registry("dataset", TaskSpec, key="key")
+
+
+def register_task(spec: TaskSpec, *, replace: bool = False) -> TaskSpec:
+    """Add a task to the suite (``replace=True`` redefines a key); returns ``spec``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.utils import Bunch
+    >>> from elmofeat.suite import TASKS, BenchmarkSettings, register_task
+    >>> from elmofeat.suite.tasks import CrossValidation, TaskSpec
+    >>> def load(data_home):
+    ...     return Bunch(data=["good film", "bad film"] * 20, target=np.array([0, 1] * 20),
+    ...                  target_names=["positive", "negative"])
+    >>> _ = register_task(TaskSpec("films", "Films", load,
+    ...                            CrossValidation(4, "40 film reviews", quick_documents=40),
+    ...                            "review polarity, 2 classes, 2 words", kind="polarity"))
+    >>> BenchmarkSettings(datasets=("films",)).n_folds("films")
+    4
+    >>> TASKS.unregister("films")
+    """
+    return TASKS.register(spec, replace=replace)
+
+
+def _ag_news(home):
+    from ..datasets import load_ag_news
+
+    return load_ag_news(home, subset="test")
+
+
+def _r8(home):
+    from ..datasets import load_r8
+
+    return load_r8(home, subset="all")  # one label coding for both partitions
+
+
+def _cr(home):
+    from ..datasets import load_cr
+
+    return load_cr(home)
+
+
+def _mpqa(home):
+    from ..datasets import load_mpqa
+
+    return load_mpqa(home)
+
+
+register_task(TaskSpec(
+    "ag_news", "AG News", _ag_news,
+    CrossValidation(5, "the 7,600-row AG News test partition", quick_documents=1200),
+    "news topic, 4 classes, ~40 words", kind="topic",
+    reference=Reference("AG News test accuracy with 120k training sentences",
+                        {"svd": (0.83, 0.86), "skipgram": (0.85, 0.89), "elmo": (0.87, 0.905)},
+                        mix_order=("mlp", "trainable", "frozen"))))
+register_task(TaskSpec(
+    "r8", "R8", _r8, FixedSplit(quick_train=600, quick_test=300),
+    "newswire topic, 8 classes, long documents", kind="topic"))
+register_task(TaskSpec(
+    "cr", "CR", _cr, CrossValidation(10, "CR (3,775 sentences)", quick_documents=1000),
+    "product-review sentiment, 2 classes, ~20 words", kind="polarity"))
+register_task(TaskSpec(
+    "mpqa", "MPQA", _mpqa, CrossValidation(10, "MPQA (10,606 phrases)", quick_documents=2000),
+    "opinion polarity of short phrases, 2 classes, ~3 words", kind="polarity"))
