@@ -37,11 +37,6 @@ def check_pooling(pooling) -> str:
     return pooling
 
 
-def pooled_width(dim: int, pooling: str) -> int:
-    """Width of a pooled document vector built from ``dim``-wide token vectors."""
-    return 2 * dim if check_pooling(pooling) == "meanmax" else dim
-
-
 def pooled_feature_names(prefix: str, dim: int, pooling: str) -> np.ndarray:
     """Feature names such as ``svd_mean0 ... svd_max299`` for a pooled output."""
     parts = ["mean", "max"] if check_pooling(pooling) == "meanmax" else [pooling]

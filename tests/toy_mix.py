@@ -6,7 +6,6 @@ head-training loop.
 """
 
 import numpy as np
-import torch
 from torch import nn
 
 from elmofeat.runtime.torch_helpers import seeded

@@ -65,7 +65,6 @@ class EncodedCorpus:
         self.meta = meta
         self.types = types
         self.counts = counts
-        self._type_index = None
 
     # ------------------------------------------------------------------ building
     @classmethod
@@ -223,9 +222,6 @@ class EncodedCorpus:
                 if total >= n_tokens:
                     return out
         return out
-
-    def remove(self) -> None:
-        shutil.rmtree(self.folder, ignore_errors=True)
 
 
 class _ShardWriter:

@@ -184,7 +184,7 @@ class ElmoVectorizer(BaseTextVectorizer):
     ``fit`` learns the mix on all of ``X``, and ``transform`` uses that mix. The biLM
     itself is pretrained once, without labels. Each fold's mix starts from the same
     initialisation, and each MLP mix maps its document features into the space of that
-    initialisation (``elmofeat.mixes.mlp.align_to_initial_features``), so out-of-fold and
+    initialisation (``elmofeat.mixes.mlp.fit_alignment``), so out-of-fold and
     final features share one feature space.
 
     **Search without refits.** Clones share a fitted ``bilm`` and a named pretrained

@@ -15,7 +15,6 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from .._pooling import pool_vectors
 from ..runtime.torch_helpers import bf16_supported, seeded
 from .base import FittedMix, MixData, MixSettings
 from .head import train_with_head
@@ -127,10 +126,11 @@ class MLPMix(nn.Module):
         return ReluMix(weight.numpy().T.copy(), self.linear.bias.detach().numpy().copy())
 
 
-def align_to_initial_features(trained: ReluMix, initial: ReluMix, layers: np.ndarray,
-                              offsets: np.ndarray, pooling: str) -> ReluMix:
-    """Add to an MLP mix the affine map that best expresses its document features in
-    the feature space of its own (untrained, label-free) initialisation.
+def fit_alignment(trained: ReluMix, trained_features: np.ndarray,
+                  initial_features: np.ndarray) -> ReluMix:
+    """Add to an MLP mix the affine map that best expresses its pooled document features
+    (``trained_features``) in the feature space of its own (untrained, label-free)
+    initialisation (``initial_features``, of the same documents): least squares.
 
     Cross-fitting learns one MLP per fold; each ends in a differently rotated and scaled
     feature space, and a classifier trained on their out-of-fold features, side by side,
@@ -139,15 +139,6 @@ def align_to_initial_features(trained: ReluMix, initial: ReluMix, layers: np.nda
     mapped into that common space by least squares on the documents it was trained on,
     so no fold uses labels it should not see.
     """
-    trained_features = pool_vectors(trained.apply(layers), offsets, pooling)
-    initial_features = pool_vectors(initial.apply(layers), offsets, pooling)
-    return fit_alignment(trained, trained_features, initial_features)
-
-
-def fit_alignment(trained: ReluMix, trained_features: np.ndarray,
-                  initial_features: np.ndarray) -> ReluMix:
-    """The least-squares affine map of :func:`align_to_initial_features`, from the pooled
-    features of the trained and the initial mix."""
     design = np.hstack([trained_features, np.ones((len(trained_features), 1), np.float32)])
     matrix, *_ = np.linalg.lstsq(design.astype(np.float64), initial_features.astype(np.float64),
                                  rcond=None)

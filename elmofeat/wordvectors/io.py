@@ -37,9 +37,6 @@ def load_word_vectors(path, words=None, first: int = 0) -> "KeyedVectors":  # no
         With ``words``, also keep the file's first ``first`` rows (the most frequent
         words, in the usual frequency-sorted files).
     """
-    from gensim import utils
-    from gensim.models import KeyedVectors
-
     path = os.fspath(path)
     if not os.path.isfile(path):
         raise FileNotFoundError(f"pretrained_vectors file not found: {path}")
