@@ -1,6 +1,7 @@
 """The task suite behind ``elmofeat benchmark`` (elmofeat.suite): scores, reproducibility, the report."""
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -275,3 +276,26 @@ def test_a_default_run_counts_only_the_default_rows_and_their_biLMs():
     # tfidf and general-frozen (60 s each) and the general biLM (1 s) on both splits;
     # the GloVe-started rows and their biLM are not in a default run
     assert default_run_seconds(results) == pytest.approx(2 * (60 + 60 + 1))
+
+
+def test_the_report_comparison_ignores_timings_and_finds_a_changed_result(tmp_path):
+    """benchmarks/compare_reports.py: how a refactoring shows the suite unchanged."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "compare_reports.py"
+    spec = importlib.util.spec_from_file_location("compare_reports", path)
+    compare = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(compare)
+    run = {"started": "a", "wall_seconds": 1.0, "datasets": {"cr": {"splits": [
+        {"methods": {"tfidf": {"seconds": 0.5, "accuracy": 0.8}},
+         "bilms": {"default": {"history": [{"tokens_per_second": 9.0, "epoch": 1}]}}}]}}}
+    other = json.loads(json.dumps(run))
+    other.update(started="b", wall_seconds=7.0)
+    other["datasets"]["cr"]["splits"][0]["methods"]["tfidf"]["seconds"] = 3.0
+    other["datasets"]["cr"]["splits"][0]["bilms"]["default"]["history"][0]["tokens_per_second"] = 1.0
+    assert compare.differences(run, other) == []
+    other["datasets"]["cr"]["splits"][0]["methods"]["tfidf"]["accuracy"] = 0.81
+    assert compare.differences(run, other) == [".datasets.cr.splits[0].methods.tfidf.accuracy: 0.8 != 0.81"]
+    for name, value in (("a.json", run), ("b.json", other)):
+        (tmp_path / name).write_text(json.dumps(value))
+    assert compare.main([str(tmp_path / "a.json"), str(tmp_path / "b.json")]) == 1

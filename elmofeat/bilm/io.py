@@ -25,11 +25,11 @@ from .._stamps import version_stamps
 from ..exceptions import ElmofeatVersionWarning
 
 FORMAT = "elmofeat-bilm"
-# 2: the character CNN gained a layer norm on its pooled features. Format-1 files of
-# word-level models still load; format-1 character models cannot (their CNN differs).
-# 3: a SHA-256 checksum of everything else in the file, checked when it is read.
+# 3: JSON configuration, vocabulary and tensors with a SHA-256 checksum of everything
+# else in the file, checked when it is read (1 and 2, before the checksum and the char
+# CNN's feature norm, never left development).
 FORMAT_VERSION = 3
-READABLE_VERSIONS = (1, 2, 3)
+READABLE_VERSIONS = (3,)
 
 
 _DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
@@ -198,27 +198,22 @@ def read_bilm_file(path, known_params, stamped) -> SavedBiLM:
         raise ValueError(f"{path} is not an elmofeat BiLM file")
     version = payload.get("format_version")
     if version not in READABLE_VERSIONS:
+        newer = isinstance(version, int) and version > max(READABLE_VERSIONS)
         raise ValueError(
-            f"{path} has BiLM file format {version}; this elmofeat reads formats "
-            f"{', '.join(map(str, READABLE_VERSIONS))}: upgrade elmofeat"
-        )
-    if version == 1 and '"token_layer": "char"' in str(payload.get("params", "")):
-        raise ValueError(
-            f"{path} holds a character-CNN biLM in file format 1, written before the CNN "
-            "gained its feature layer norm; this elmofeat cannot run it: fit the model again"
-        )
+            f"{path} has BiLM file format {version}; this elmofeat reads format "
+            f"{', '.join(map(str, READABLE_VERSIONS))}: "
+            + ("upgrade elmofeat" if newer else "a development version before 0.1.0 wrote "
+               "it; fit the model again"))
     try:
         saved = json.loads(payload["versions"])
         params = json.loads(payload["params"])
         fitted = json.loads(payload["fitted"])
-        fitted = {key: fitted[key] for key in
-                  ("history", "n_epochs", "pretrained_coverage", "token_input_dim")}
-        # Files written before pretrained_words predicted every word they read.
-        fitted["n_output_words"] = json.loads(payload["fitted"]).get(
-            "n_output_words", len(payload["vocabulary"]))
-        # Files written before biLMs measured their layers' spread have none.
-        fitted["layer_scales"] = _layer_scales(json.loads(payload["fitted"]).get("layer_scales"),
-                                               params.get("n_layers", 2) + 1, path)
+        # Files written before biLMs measured their layers' spread (0.1.0's, en-small's
+        # weights) have none.
+        fitted = {**{key: fitted[key] for key in ("history", "n_epochs", "pretrained_coverage",
+                                                  "token_input_dim", "n_output_words")},
+                  "layer_scales": _layer_scales(fitted.get("layer_scales"),
+                                                params.get("n_layers", 2) + 1, path)}
         vocabulary, counts, state = payload["vocabulary"], payload["counts"], payload["state_dict"]
         params["char_filters"] = tuple(tuple(f) for f in params["char_filters"])
     except KeyError as exc:
@@ -226,14 +221,13 @@ def read_bilm_file(path, known_params, stamped) -> SavedBiLM:
                          "missing") from None
     except (TypeError, ValueError) as exc:
         raise ValueError(f"{path} is a damaged elmofeat BiLM file: {exc}") from None
-    if version >= 3:
-        try:
-            intact = payload.get("checksum") == payload_checksum(payload)
-        except (AttributeError, TypeError, RuntimeError) as exc:
-            raise ValueError(f"{path} is a damaged elmofeat BiLM file: {exc}") from None
-        if not intact:
-            raise ValueError(f"{path} is corrupted: its checksum does not match its contents "
-                             "(a changed byte in the weights, vocabulary or configuration)")
+    try:
+        intact = payload.get("checksum") == payload_checksum(payload)
+    except (AttributeError, TypeError, RuntimeError) as exc:
+        raise ValueError(f"{path} is a damaged elmofeat BiLM file: {exc}") from None
+    if not intact:
+        raise ValueError(f"{path} is corrupted: its checksum does not match its contents "
+                         "(a changed byte in the weights, vocabulary or configuration)")
     unknown = sorted(set(params) - set(known_params))
     if unknown:
         raise ValueError(f"{path} has parameters this elmofeat does not know: "
@@ -244,10 +238,6 @@ def read_bilm_file(path, known_params, stamped) -> SavedBiLM:
     if changed:
         warnings.warn(f"{path} was saved with other versions ({', '.join(changed)})",
                       ElmofeatVersionWarning, stacklevel=3)
-    # Files written before token_init existed hold randomly initialised embeddings;
-    # before freeze_embedding, every embedding was trained.
-    params.setdefault("token_init", "random")
-    params.setdefault("freeze_embedding", False)
     return SavedBiLM(params, fitted, Vocabulary(vocabulary, counts.numpy(), unknown="<unk>"), state)
 
 
@@ -361,11 +351,8 @@ class PersistenceMixin:
 
     def __setstate__(self, state):
         state = dict(state)
-        state.setdefault("freeze_embedding", False)  # pickles from before it: trained
-        state.setdefault("pretrained_words", None)
-        if "vocabulary_" in state:  # before pretrained_words, every word was predicted
-            state.setdefault("n_output_words_", len(state["vocabulary_"]))
-            state.setdefault("layer_scales_", None)  # before biLMs measured their spread
+        if "vocabulary_" in state:  # 0.1.0's pickles: before biLMs measured their spread
+            state.setdefault("layer_scales_", None)
         weights = state.pop("_language_model_state", None)
         super().__setstate__(state)
         if weights is not None:
@@ -373,7 +360,7 @@ class PersistenceMixin:
 
     def _restore_language_model(self, weights: dict):
         lm = self._build_language_model(len(self.vocabulary_), input_dim=self.token_input_dim_)
-        # NumPy arrays (the current state) or tensors (pickles of earlier versions).
+        # NumPy arrays (the state pickles and skops files hold).
         lm.load_state_dict({k: torch.as_tensor(v) for k, v in weights.items()})
         device = torch.device("cpu")
         with contextlib.suppress(ValueError):

@@ -225,7 +225,6 @@ class LanguageModel(nn.Module):
         self.dropout = ByteDropout(dropout)
         self.n_output_words = n_output_words
         self.unknown_id = unknown_id
-        self.register_load_state_dict_pre_hook(_rename_old_keys)
 
     def extra_repr(self) -> str:
         return "" if self.n_output_words is None else f"n_output_words={self.n_output_words}"
@@ -288,10 +287,3 @@ def build_language_model(n_words: int, *, token_layer: str, embedding_dim: int,
     output = build_softmax(softmax, embedding_dim, n_output, n_samples=n_samples, tied_weight=tied)
     return LanguageModel(encoder, output, dropout,
                          n_output_words=None if n_output == n_words else n_output)
-
-
-def _rename_old_keys(module, state_dict, prefix, *args) -> None:
-    # Files, pickles and checkpoints written before the encoder had its name call it
-    # "bilm"; their weights load unchanged.
-    for key in [k for k in state_dict if k.startswith(prefix + "bilm.")]:
-        state_dict[prefix + "encoder." + key[len(prefix) + 5:]] = state_dict.pop(key)

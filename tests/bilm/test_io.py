@@ -14,18 +14,6 @@ from elmofeat import BiLM
 from elmofeat.exceptions import ElmofeatVersionWarning
 
 
-def test_files_from_before_token_init_load_as_random_init(fitted, tmp_path):
-    fitted.save(tmp_path / "bilm.pt")
-    payload = torch.load(tmp_path / "bilm.pt", weights_only=True)
-    assert '"token_init": "svd"' in payload["params"]
-    payload["params"] = payload["params"].replace('"token_init": "svd", ', "")
-    payload["format_version"] = 2  # written before checksums, as such files were
-    del payload["checksum"]
-    torch.save(payload, tmp_path / "old.pt")
-    assert BiLM.load(tmp_path / "old.pt").token_init == "random"
-    assert BiLM.load(tmp_path / "bilm.pt").token_init == "svd"
-
-
 def test_save_and_load_round_trip(fitted, corpus, tmp_path):
     path = tmp_path / "bilm.pt"
     fitted.save(path)
@@ -83,20 +71,6 @@ def test_load_checks_shapes_and_versions(fitted, tmp_path):
     torch.save(payload, tmp_path / "future.pt")
     with pytest.raises(ValueError, match="format 99"):
         BiLM.load(tmp_path / "future.pt")
-
-
-def test_format_1_files_load_unless_they_hold_the_old_char_cnn(fitted, tmp_path):
-    fitted.save(tmp_path / "bilm.pt")
-    payload = torch.load(tmp_path / "bilm.pt", weights_only=True)
-    payload["format_version"] = 1
-    torch.save(payload, tmp_path / "word_v1.pt")
-    loaded = BiLM.load(tmp_path / "word_v1.pt")
-    assert loaded.vocabulary_.tokens == fitted.vocabulary_.tokens
-    payload["params"] = payload["params"].replace('"token_layer": "word"', '"token_layer": "char"')
-    assert '"token_layer": "char"' in payload["params"]
-    torch.save(payload, tmp_path / "char_v1.pt")
-    with pytest.raises(ValueError, match="fit the model again"):
-        BiLM.load(tmp_path / "char_v1.pt")
 
 
 def test_failed_save_keeps_the_previous_file(fitted, tmp_path, monkeypatch):
@@ -204,43 +178,24 @@ def test_hand_edited_files_give_a_clear_error(fitted, tmp_path, change, match):
         BiLM.load(path)
 
 
-def test_files_and_pickles_from_before_the_encoder_was_named_load(fitted, tmp_path):
-    from elmofeat.bilm.io import payload_checksum
-
+@pytest.mark.parametrize("version", [1, 2])
+def test_formats_no_release_wrote_are_refused_clearly(fitted, tmp_path, version):
+    """Formats 1 and 2 (before the checksum) never left development: such a file is
+    refused with what to do, not read through compatibility code."""
     fitted.save(tmp_path / "bilm.pt")
     payload = torch.load(tmp_path / "bilm.pt", weights_only=True)
-    payload["state_dict"] = {k.replace("encoder.", "bilm.", 1): v
-                             for k, v in payload["state_dict"].items()}
-    assert any(k.startswith("bilm.") for k in payload["state_dict"])
-    payload["checksum"] = payload_checksum(payload)
+    payload["format_version"] = version
     torch.save(payload, tmp_path / "old.pt")
-    old = BiLM.load(tmp_path / "old.pt")
-    for (name, x), y in zip(fitted.language_model_.state_dict().items(),
-                            old.language_model_.state_dict().values()):
-        assert torch.equal(x, y), name
+    with pytest.raises(ValueError, match=f"format {version}; .* development version before "
+                                         "0.1.0 wrote it; fit the model again"):
+        BiLM.load(tmp_path / "old.pt")
+
+
+def test_pickles_from_before_biLMs_measured_their_layer_spread_load(fitted):
+    """0.1.0's pickles have no layer_scales_: they load, with None."""
     state = fitted.__getstate__()
-    state["_language_model_state"] = {k.replace("encoder.", "bilm.", 1): v
-                                      for k, v in state["_language_model_state"].items()}
-    unpickled = BiLM.__new__(BiLM)
-    unpickled.__setstate__(state)
-    np.testing.assert_array_equal(unpickled.embed(["a b c"])[0], fitted.embed(["a b c"])[0])
-
-
-
-def test_files_and_pickles_from_before_freeze_embedding_load_as_trained(fitted, tmp_path):
-    # Models written before the parameter existed had trained embeddings.
-    fitted.save(tmp_path / "bilm.pt")
-    payload = torch.load(tmp_path / "bilm.pt", weights_only=True)
-    assert '"freeze_embedding": true' in payload["params"]
-    payload["params"] = payload["params"].replace('"freeze_embedding": true, ', "")
-    payload["format_version"] = 2
-    del payload["checksum"]
-    torch.save(payload, tmp_path / "old.pt")
-    assert BiLM.load(tmp_path / "old.pt").freeze_embedding is False
-    assert BiLM.load(tmp_path / "bilm.pt").freeze_embedding is True
-    state = fitted.__getstate__()
-    del state["freeze_embedding"]
+    del state["layer_scales_"]
     old = BiLM.__new__(BiLM)
     old.__setstate__(state)
-    assert old.get_params()["freeze_embedding"] is False
+    assert old.layer_scales_ is None
     np.testing.assert_allclose(old.embed(["a b"])[0], fitted.embed(["a b"])[0])
