@@ -79,13 +79,15 @@ class ElmoVectorizer(BaseTextVectorizer):
         model is left as it is; words of ``X`` it does not know are added). Adapted
         copies are cached as pretrained ones are (see Notes). 0: use the pretrained
         biLM as it is.
-    layer_mix : {"frozen", "trainable", "mlp"}, default="frozen"
+    layer_mix : {"frozen", "trainable", "mlp"} or a registered name, default="frozen"
         ``"frozen"``: ``sum_j w_j h_j`` with fixed weights (``mix_weights``), no ``y``
         needed, so the vectorizer works without labels (clustering, search, any
         pipeline). ``"trainable"``: ELMo's ``gamma * sum_j softmax(s)_j h_j`` with ``s``
         and ``gamma`` learned from ``y``; on the development suite it scored within a
         point of the frozen mix on every task (``elmofeat benchmark``). ``"mlp"``:
-        ``relu(W [h_0; h_1; h_2] + b)``, ``mlp_dim`` wide, learned from ``y``.
+        ``relu(W [h_0; h_1; h_2] + b)``, ``mlp_dim`` wide, learned from ``y``. Any mix
+        registered in :mod:`elmofeat.mixes` (``elmofeat.mixes.register``) is accepted
+        by its name.
     mix_weights : None, "random" or sequence of float, default=None
         Weights of the frozen mix: uniform (None), seeded draws in [0.5, 1]
         (``"random"``, as in the reference experiment), or one weight per layer.
@@ -170,8 +172,9 @@ class ElmoVectorizer(BaseTextVectorizer):
         ``scale_layers=False``).
     gamma_ : float or None
         The trainable mix's scale (1 for ``"frozen"``, None for ``"mlp"``).
-    mix_ : LinearMix or ReluMix
-        The fitted mix, NumPy arrays only: ``mix_.apply(layers)`` mixes token
+    mix_ : FittedMix
+        The fitted mix (a ``LinearMix`` for the frozen and trainable mixes, a
+        ``ReluMix`` for the MLP; see :mod:`elmofeat.mixes`), NumPy arrays only: ``mix_.apply(layers)`` mixes token
         representations, ``mix_.pool(layers, offsets, pooling)`` gives document features.
 
     Notes
