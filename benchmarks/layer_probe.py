@@ -40,6 +40,7 @@ from elmofeat import BiLM, ElmoVectorizer, SVDVectorizer, make_hybrid
 from elmofeat.suite import BenchmarkSettings
 from elmofeat.suite.data import load_dataset
 from elmofeat.datasets import get_data_home
+from elmofeat.runtime import numerics_fingerprint
 
 STUDIES = ("layers", "train-embedding", "scales", "test-texts", "hybrid")
 TASKS = ("ag_news", "r8", "cr", "mpqa")
@@ -150,6 +151,15 @@ def render(results: dict) -> str:
         parts.append(markdown_table(["", *tasks], [
             [name, *[("" if task not in values else f"{values[task]:g}") for task in tasks]]
             for name, values in rows.items()]))
+    # Each task's studies come from one machine (resume never mixes them); say which.
+    machines = []
+    for task in tasks:
+        machine = results["tasks"][task].get("machine")
+        machines.append(f"{task}: " + ("not recorded (measured before tasks recorded it)"
+                                       if machine is None else
+                                       f"{machine['cpu']}, {'bf16' if machine['bf16_training'] else 'fp32'}"
+                                       f" training on {machine['device']}"))
+    parts.append("\nMeasured on (per task): " + "; ".join(machines) + ".")
     return "\n".join(parts) + "\n"
 
 
@@ -158,7 +168,9 @@ def main():
     parser.add_argument("--tasks", nargs="+", choices=TASKS, default=list(TASKS))
     parser.add_argument("--studies", nargs="+", choices=STUDIES, default=list(STUDIES))
     parser.add_argument("--resume", action="store_true",
-                        help="keep the studies of results/layer_probe.json that are done")
+                        help="keep the studies of results/layer_probe.json that are done, "
+                        "for tasks measured on a machine with this one's numerics (CPU, "
+                        "bf16 training); a task measured elsewhere is run again whole")
     parser.add_argument("--data-home", default=None)
     parser.add_argument("--cache-gib", type=int, default=12,
                         help="layer representations kept for reuse across studies (GiB)")
@@ -168,12 +180,21 @@ def main():
     if args.resume and stored.is_file():
         results = {"tasks": json.loads(stored.read_text())["tasks"]}
     home = get_data_home(args.data_home)
+    machine = numerics_fingerprint()
     # Every study reads the same biLM's layers of the same texts: keep them all.
     elmofeat.set_config(representation_cache_bytes=args.cache_gib << 30)
     for task in args.tasks:
         settings = BenchmarkSettings(datasets=(task,))
         split = load_dataset(task, settings, home).splits[0]
         done = results["tasks"].setdefault(task, {})
+        # One task's studies share one biLM, whose weights depend on the machine (bf16
+        # training where native, the CPU's kernels): never mix machines within a task.
+        if done.get("machine") != machine:
+            if done:
+                print(f"{task}: its studies were measured on another machine "
+                      f"({done.get('machine')}); running them again", flush=True)
+            done.clear()
+            done["machine"] = machine
         todo = [s for s in args.studies if s not in done]
         if not todo:
             continue

@@ -199,6 +199,13 @@ def test_a_stopped_run_resumes_from_its_finished_splits(data_home, tmp_path, mon
     calls.clear()
     run_benchmark(settings, splits_dir=tmp_path, **quiet)
     assert calls == ["tfidf", "svd"] * 2
+    # Split files of another machine (CPU, bf16 training) are not joined to this one's.
+    calls.clear()
+    monkeypatch.setattr(run, "numerics_fingerprint",
+                        lambda: {"cpu": "another CPU", "bf16_training": True, "device": "cpu"})
+    with pytest.warns(UserWarning, match="measured on another machine"):
+        run_benchmark(settings, splits_dir=tmp_path, resume=True, **quiet)
+    assert calls == ["tfidf", "svd"] * 2
 
 
 @pytest.mark.parametrize("content", ["[1, 2]", '{"entry": 3}', '{"settings": {}, "entry": {}}',

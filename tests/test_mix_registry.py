@@ -117,3 +117,27 @@ def test_importing_the_registry_loads_no_heavy_package():
             "print(sorted(k for k in ('torch', 'sklearn', 'scipy') if k in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_any_mix_is_applied_on_one_blas_thread(toy_registered, corpus):
+    """A mix's products (the toy's matrix product too) run on one BLAS thread, so its
+    features do not depend on BLAS's thread count (a fresh process with another count
+    gave features 2e-7 apart with numpy 1.26's OpenBLAS)."""
+    from threadpoolctl import threadpool_info
+
+    X, y = corpus
+    vec = _toy_vectorizer().fit(X, y)
+    seen = []
+    real_apply = toy_mix.TopLayerMix.apply
+
+    def apply(self, layers):
+        seen.extend(p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas")
+        return real_apply(self, layers)
+
+    toy_mix.TopLayerMix.apply = apply
+    try:
+        vec.transform(X[:5])
+        vec.mix_.pool_stream([np.ones((3, 3, 16), np.float32)], "mean")
+    finally:
+        toy_mix.TopLayerMix.apply = real_apply
+    assert seen and set(seen) == {1}

@@ -8,33 +8,15 @@ layers, and the alignment that keeps cross-fitted MLP mixes in one feature space
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 import torch
 from torch import nn
 from torch.nn import functional as F
 
 from ..runtime.torch_helpers import bf16_supported, seeded
-from .base import FittedMix, MixData, MixSettings
+from .base import FittedMix, MixData, MixSettings, one_blas_thread
 from .head import train_with_head
 from .scalar import scales_tensor
-
-
-def _one_blas_thread():
-    """BLAS on one thread: a product's sums then do not depend on how many threads BLAS
-    has (a process with other BLAS settings, or a worker, gets the same features to the
-    last bit; measured: up to 1e-6 apart otherwise). The MLP's products are small next to
-    the biLM that produced their input. The controller inspects the loaded libraries once:
-    a fresh ``threadpool_limits`` per call would cost that at every chunk of a transform."""
-    return _blas_controller().limit(limits=1, user_api="blas")
-
-
-@functools.cache
-def _blas_controller():
-    from threadpoolctl import ThreadpoolController
-
-    return ThreadpoolController()
 
 
 class ReluMix(FittedMix):
@@ -57,7 +39,7 @@ class ReluMix(FittedMix):
 
     def apply(self, layers):
         flat = layers.reshape(len(layers), layers.shape[1] * layers.shape[2])  # 0 tokens too
-        with _one_blas_thread():
+        with one_blas_thread():  # also when called directly, not through pool
             return np.maximum(flat @ self.weight + self.bias, 0.0, dtype=np.float32)
 
     def aligned(self, alignment) -> "ReluMix":
@@ -67,7 +49,7 @@ class ReluMix(FittedMix):
     def _after_pooling(self, pooled, offsets):
         if self.alignment is None:
             return pooled
-        with _one_blas_thread():
+        with one_blas_thread():
             pooled = (pooled @ self.alignment[:-1] + self.alignment[-1]).astype(np.float32)
         pooled[np.diff(offsets) == 0] = 0.0  # an empty document stays a zero vector
         return pooled

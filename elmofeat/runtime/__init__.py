@@ -13,7 +13,9 @@ and nothing here acts at import:
 * :mod:`~elmofeat.runtime.malloc`: large freed blocks kept in glibc's heap while torch
   trains, an opt-in (``elmofeat.set_config(malloc_tuning=True)``);
 * :mod:`~elmofeat.runtime.torch_helpers`: devices, bfloat16 support, AdamW and seeded
-  random states shared by the biLM and the mixes.
+  random states shared by the biLM and the mixes;
+* :mod:`~elmofeat.runtime.host`: what of the machine shapes the numbers (CPU model,
+  bfloat16 training), which resumable runs compare before keeping a finished part.
 
 The user guide's "What elmofeat changes in your process" lists every effect and how to
 turn it off. The names below are the entry point; the modules hold the details.
@@ -24,9 +26,11 @@ from .openmp import limit_openmp_spinning
 
 _EXPORTS = {
     "ThreadPolicy": ".threads",
+    "numerics_fingerprint": ".host",
     "reuse_large_blocks": ".malloc",
     "worker_thread_budget": ".parallel",
 }
 __getattr__, __dir__ = lazy_attributes(__name__, _EXPORTS, globals())
 
-__all__ = ["ThreadPolicy", "limit_openmp_spinning", "reuse_large_blocks", "worker_thread_budget"]
+__all__ = ["ThreadPolicy", "limit_openmp_spinning", "numerics_fingerprint", "reuse_large_blocks",
+           "worker_thread_budget"]

@@ -26,6 +26,7 @@ from tqdm.auto import tqdm
 from .. import __version__, clear_caches, config_context, get_config
 from ..bilm import BiLM
 from ..mixes import get_mix
+from ..runtime.host import numerics_fingerprint
 from .data import load_dataset
 from .methods import METHODS, Context, make_model
 
@@ -167,6 +168,13 @@ def _finished_split(path, settings, split) -> dict | None:
             and saved.get("elmofeat") == _environment()["elmofeat"]
             and saved["entry"]["train_size"] == len(split.X_train)
             and saved["entry"]["test_size"] == len(split.X_test))
+    if same and saved.get("machine") != numerics_fingerprint():
+        # The same settings give other numbers on another CPU or precision (bf16
+        # training where native): a report joins splits of one machine only.
+        warnings.warn(f"{path} was measured on another machine ({saved.get('machine')}; "
+                      f"this one: {numerics_fingerprint()}); running the split again",
+                      UserWarning, stacklevel=3)
+        return None
     return saved["entry"] if same else None
 
 
@@ -186,7 +194,8 @@ def _keep_split(path, settings, entry) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(path.name + ".tmp")
     temporary.write_text(json.dumps({"settings": settings.to_dict(),
-                                     "elmofeat": _environment()["elmofeat"], "entry": entry}),
+                                     "elmofeat": _environment()["elmofeat"],
+                                     "machine": numerics_fingerprint(), "entry": entry}),
                          encoding="utf-8")
     os.replace(temporary, path)  # a run killed while writing leaves no half file
 
