@@ -18,6 +18,7 @@ from pathlib import Path
 from importlib.metadata import PackageNotFoundError, version
 
 import elmofeat
+from elmofeat.runtime.host import cpu_description
 from elmofeat.suite.report import markdown_table  # noqa: F401 (re-exported)
 
 elmofeat.limit_openmp_spinning()
@@ -25,25 +26,6 @@ elmofeat.set_config(malloc_tuning=True)
 
 RESULTS = Path(__file__).resolve().parent / "results"
 PACKAGES = ("elmofeat", "numpy", "scipy", "scikit-learn", "gensim", "torch", "pandas")
-
-
-def cpu_description() -> str:
-    """The CPU's model name and its bf16 matrix units, from /proc/cpuinfo (Linux).
-
-    Shared machines are not all alike: a host with AMX multiplies bf16 matrices about
-    6x faster than one without, which moves every bf16 timing and peak.
-    """
-    try:
-        info = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return platform.processor() or "unknown CPU"
-    model = next((line.split(":", 1)[1].strip() for line in info.splitlines()
-                  if line.startswith("model name")), "unknown CPU")
-    flags = set(next((line.split(":", 1)[1].split() for line in info.splitlines()
-                      if line.startswith("flags")), []))
-    units = [name for name, flag in (("AMX", "amx_bf16"), ("AVX-512 BF16", "avx512_bf16"))
-             if flag in flags]
-    return f"{model} ({', '.join(units) if units else 'no bf16 matrix units'})"
 
 
 def environment() -> dict:
