@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from ..runtime.torch_helpers import MIN_PRODUCT_ROWS
 from ..text import Vocabulary
 from .token_layers import BEGIN_SENTENCE, END_SENTENCE, encode_words_as_bytes
 
@@ -128,6 +129,17 @@ def bucket_batches(lengths: np.ndarray, batch_size: int,
     if rng is not None:
         batches = [batches[i] for i in rng.permutation(len(batches))]
     return batches
+
+
+def inference_batches(lengths: np.ndarray, batch_size: int) -> list[np.ndarray]:
+    """:func:`bucket_batches` for inference, each with at least ``MIN_PRODUCT_ROWS``
+    windows: a ``batch_size`` below it is raised to it, and a smaller last batch is
+    filled up with copies of its own windows, so that a window's representations depend
+    on the window alone (see :data:`~elmofeat.runtime.torch_helpers.MIN_PRODUCT_ROWS`).
+    The copies cost little: only the last batch of a call can be small.
+    """
+    return [np.resize(batch, MIN_PRODUCT_ROWS) if len(batch) < MIN_PRODUCT_ROWS else batch
+            for batch in bucket_batches(lengths, max(batch_size, MIN_PRODUCT_ROWS))]
 
 
 def make_batch(windows: Windows, indices: np.ndarray, chars: np.ndarray | None,

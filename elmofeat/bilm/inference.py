@@ -18,7 +18,7 @@ from tqdm.auto import tqdm
 from ..text import validate_documents
 from ..runtime.threads import in_force
 from ..runtime.torch_helpers import autocast
-from .batching import bucket_batches, iter_batches
+from .batching import inference_batches, iter_batches
 from .train import evaluate_perplexity
 
 
@@ -38,7 +38,8 @@ class EmbeddingMixin:
 
         Documents are read ``chunk_size`` at a time (``X`` may be a generator over a
         corpus that does not fit in memory); within a chunk, windows are bucketed by
-        length into batches of ``batch_size`` windows (default ``4 * self.batch_size``).
+        length into batches of ``batch_size`` windows (default ``4 * self.batch_size``, at
+        least 16: see :func:`~elmofeat.bilm.batching.inference_batches`).
 
         Yields
         ------
@@ -95,7 +96,7 @@ class EmbeddingMixin:
         ----------
         token_lists : list of list of str
         batch_size : int, default=None
-            Windows per inference batch (default ``4 * self.batch_size``).
+            Windows per inference batch (default ``4 * self.batch_size``, at least 16).
         threads : Threads, default=None
             The thread policy in force of the caller (see :meth:`fit`); None: this
             biLM's ``n_threads``.
@@ -105,7 +106,7 @@ class EmbeddingMixin:
         lengths = windows.lengths
         content_offsets = np.concatenate([[0], np.cumsum(lengths - 2)])
         out = np.empty((content_offsets[-1], self.n_representations_, self.output_dim_), np.float32)
-        batches = bucket_batches(lengths, batch_size or 4 * self.batch_size)
+        batches = inference_batches(lengths, batch_size or 4 * self.batch_size)
         lm = self.language_model_
         to_host = _HostCopy(self._device, batches, lengths, out.shape[1:])
         with self._inference_context(threads) as threads:
@@ -129,13 +130,14 @@ class EmbeddingMixin:
         ----------
         X : iterable of str
         batch_size : int, default=None
-            Windows per inference batch (default ``4 * self.batch_size``).
+            Windows per inference batch (default ``4 * self.batch_size``, at least 16).
 
         Returns
         -------
         layers : list of ndarray, one per document, shape (n_tokens, n_layers + 1, 2 * embedding_dim)
             float32; representation 0 is the token layer, 1.. the LSTM layers. A
-            document's arrays do not depend on the other documents in ``X``.
+            document's arrays do not depend on the other documents in ``X``, nor on
+            ``batch_size`` (on a CPU to the last bit; on a GPU up to float rounding).
         """
         documents = validate_documents(X)
         return [layers.copy() for layers in self.iter_embed(documents, batch_size, chunk_size=max(1, len(documents)))]

@@ -18,6 +18,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from ..runtime.torch_helpers import fill_rows
 from .highway import Highway
 
 # Byte-level character ids: 0 is padding, bytes are 1..256, then four markers.
@@ -188,7 +189,9 @@ class CharCNN(nn.Module):
         batch, time, length = char_ids.shape
         flat = char_ids.reshape(-1, length)
         unique, inverse = torch.unique(flat, dim=0, return_inverse=True)
-        chars = self.char_embedding(unique).transpose(1, 2)  # (n_unique, char_dim, length)
+        # Filled up to a minimum of rows: a word's vector then does not depend on how
+        # many distinct words its batch has (see fill_rows).
+        chars = self.char_embedding(fill_rows(unique)).transpose(1, 2)  # (n_unique, char_dim, length)
         features = torch.cat(
             [F.relu(conv(chars)).amax(dim=-1) for conv in self.convolutions], dim=-1
         )

@@ -123,9 +123,11 @@ class ElmoVectorizer(BaseTextVectorizer):
         Documents per step of the supervised mix's training.
     batch_size : int or None, default=None
         Windows (of the biLM's ``max_len`` tokens) per inference batch when computing
-        layer representations; None: 4 times the biLM's training ``batch_size``. Larger
-        batches use the CPU or GPU better and need more memory; the features do not
-        depend on it.
+        layer representations; None: 4 times the biLM's training ``batch_size``; at
+        least 16 (a smaller value is raised to it). Larger batches use the CPU or GPU
+        better and need more memory. On a CPU the features depend neither on it nor on
+        the other documents transformed with a document, to the last bit; on a GPU, up
+        to float rounding (its libraries pick their sums by the shape of a product).
     device : str, default="auto"
         Where the vectorizer runs: pretraining and inference. ``"auto"``: a biLM it
         pretrains goes to CUDA when available (else the CPU), and a fitted biLM stays

@@ -105,6 +105,16 @@ def one_blas_thread():
     return _blas_controller().limit(limits=1, user_api="blas")
 
 
+def rowwise_product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``a @ b`` computed one row of ``a`` at a time: every row goes through the same
+    vector-matrix product, so its result depends on that row alone, not on how many rows
+    ``a`` has (a matrix product's summation order does)."""
+    out = np.empty((len(a), b.shape[1]), dtype=np.result_type(a, b))
+    for i, row in enumerate(a):
+        np.matmul(row, b, out=out[i])
+    return out
+
+
 @functools.cache
 def _blas_controller():
     from threadpoolctl import ThreadpoolController
@@ -118,10 +128,19 @@ class FittedMix:
     ``layer_weights`` and ``gamma`` are what ``ElmoVectorizer`` shows as
     ``layer_weights_`` and ``gamma_``: None for a mix that has no such weights. The
     methods below call ``apply`` (and ``_after_pooling``) on one BLAS thread
-    (:func:`one_blas_thread`), so that no mix's features depend on BLAS's thread count.
+    (:func:`one_blas_thread`), so that no mix's features depend on BLAS's thread count,
+    and ``apply`` on one document's tokens at a time, so that they do not depend on the
+    other documents either: BLAS sums a row of a product in an order that depends on the
+    product's number of rows and on the row's place among them (OpenBLAS: up to 1e-4
+    apart for an MLP mix), and a document alone would otherwise get other features than
+    the same document among others. ``_after_pooling`` works row by row for the same
+    reason (see :func:`rowwise_product`). A mix whose ``apply`` computes each token's row
+    by itself, with no product over tokens, says so with ``rowwise = True`` and is applied
+    to a whole chunk at once.
     """
 
     n_features: int
+    rowwise: bool = False
     layer_weights: np.ndarray | None = None
     gamma: float | None = None
 
@@ -140,7 +159,13 @@ class FittedMix:
         pooling : {"mean", "max", "meanmax"}
         """
         with one_blas_thread():
-            return self._after_pooling(pool_vectors(self.apply(layers), offsets, pooling),
+            if self.rowwise:
+                mixed = self.apply(layers[offsets[0] : offsets[-1]])
+            else:
+                mixed = np.concatenate(
+                    [self.apply(layers[offsets[i] : offsets[i + 1]])
+                     for i in range(len(offsets) - 1)] or [self.apply(layers[:0])])
+            return self._after_pooling(pool_vectors(mixed, offsets - offsets[0], pooling),
                                        offsets)
 
     def pool_stream(self, pieces, pooling: str) -> np.ndarray:

@@ -14,7 +14,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from ..runtime.torch_helpers import bf16_supported, seeded
-from .base import FittedMix, MixData, MixSettings, one_blas_thread
+from .base import FittedMix, MixData, MixSettings, one_blas_thread, rowwise_product
 from .head import train_with_head
 from .scalar import scales_tensor
 
@@ -50,7 +50,8 @@ class ReluMix(FittedMix):
         if self.alignment is None:
             return pooled
         with one_blas_thread():
-            pooled = (pooled @ self.alignment[:-1] + self.alignment[-1]).astype(np.float32)
+            pooled = (rowwise_product(pooled, self.alignment[:-1])
+                      + self.alignment[-1]).astype(np.float32)
         pooled[np.diff(offsets) == 0] = 0.0  # an empty document stays a zero vector
         return pooled
 

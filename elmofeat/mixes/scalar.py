@@ -46,6 +46,8 @@ class LinearMix(FittedMix):
     array([2., 2., 2.], dtype=float32)
     """
 
+    rowwise = True  # einsum's own loop: a token's sum over layers is its own
+
     def __init__(self, weights, gamma, shares, dim: int):
         self.weights = np.asarray(weights, dtype=np.float32)
         self.gamma = np.float32(gamma)

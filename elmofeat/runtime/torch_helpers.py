@@ -14,6 +14,24 @@ import functools
 import torch
 
 
+#: The fewest rows a product of inference is run with. BLAS sums a row of a product with
+#: few rows in another order than a row of a larger one (one row takes the
+#: matrix-vector path; torch's MKL and oneDNN kernels on this project's machines sum
+#: rows alike from 16 rows on, measured with 1 and 2 threads), so a document embedded
+#: alone would get values about 1e-6 apart from the same document among others. Small
+#: inference batches, and the character CNN's set of distinct words, are filled up to it
+#: with copies of their own rows.
+MIN_PRODUCT_ROWS = 16
+
+
+def fill_rows(x: torch.Tensor, n_rows: int = MIN_PRODUCT_ROWS) -> torch.Tensor:
+    """``x`` with its rows repeated in turn up to ``n_rows`` rows, unchanged when it has
+    that many (or none): the first ``len(x)`` rows of the result are ``x``."""
+    if len(x) == 0 or len(x) >= n_rows:
+        return x
+    return x[torch.arange(n_rows, device=x.device) % len(x)]
+
+
 def check_device(device) -> None:
     """Raise unless ``device`` is ``"auto"`` or a device string torch understands
     (``"cpu"``, ``"cuda"``, ``"cuda:1"``, ``"mps"``...); availability is checked on use."""
