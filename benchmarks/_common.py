@@ -15,10 +15,8 @@ import sys
 import time
 from pathlib import Path
 
-from importlib.metadata import PackageNotFoundError, version
-
 import elmofeat
-from elmofeat.runtime.host import cpu_description
+from elmofeat.runtime.host import cpu_description, installed_versions
 from elmofeat.suite.report import markdown_table  # noqa: F401 (re-exported)
 
 elmofeat.limit_openmp_spinning()
@@ -36,15 +34,8 @@ def environment() -> dict:
         "platform": platform.platform(),
         "cpu_count": os.cpu_count(),
         "cpu": cpu_description(),
-        "packages": {package: _version(package) for package in PACKAGES},
+        "packages": installed_versions(PACKAGES),
     }
-
-
-def _version(package: str) -> str | None:
-    try:
-        return elmofeat.__version__ if package == "elmofeat" else version(package)
-    except PackageNotFoundError:
-        return None
 
 
 def write_text_atomically(path: Path, text: str) -> None:

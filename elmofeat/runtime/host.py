@@ -1,12 +1,34 @@
-"""What of the machine shapes elmofeat's numbers: its CPU (the kernels torch picks) and
+"""What of the machine shapes elmofeat's numbers: its CPU (the kernels torch picks),
 whether training runs in bfloat16 (``precision="auto"`` uses it where the device has it
-natively). Two runs of the same settings agree to the last bit only on machines with the
-same fingerprint, so resumable runs keep a finished part only when it matches.
+natively), and the installed versions of the packages that compute them. Two runs of the
+same settings agree to the last bit only on machines with the same fingerprint, so
+resumable runs keep a finished part only when it matches.
 """
 
 from __future__ import annotations
 
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
+
+
+def installed_versions(packages) -> dict[str, str | None]:
+    """Installed version of each distribution in ``packages`` (None where it is not
+    installed); ``"elmofeat"`` is this running copy's ``__version__``.
+
+    Examples
+    --------
+    >>> installed_versions(["elmofeat", "no-such-package"])["no-such-package"] is None
+    True
+    """
+    from .._version import __version__
+
+    found = {}
+    for package in packages:
+        try:
+            found[package] = __version__ if package == "elmofeat" else version(package)
+        except PackageNotFoundError:
+            found[package] = None
+    return found
 
 
 def cpu_description() -> str:
