@@ -116,6 +116,20 @@ def test_reference_comparison_names_bands_and_mix_order(results):
     assert "SkipGramVectorizer: 80.00%, below the reference's 85.0%–89.0%" in text
     assert ("Order of the mixes (ELMo): mlp > trainable > frozen, the same as the reference's"
             in text)
+    assert "ELMo, MLP mix: 89.00%, inside the reference's 87.0%–90.5%" in text
+
+
+def test_a_reference_range_selects_a_row_or_a_mix_group():
+    from elmofeat.suite import TASKS
+
+    reference = TASKS["ag_news"].reference
+    methods = METHODS.names()
+    assert reference.rows("svd", methods) == ["svd"]
+    # A mix group: its rows only (not the ablations, the general model's or the hybrid's).
+    assert reference.rows("elmo", methods) == ["elmo-trainable", "elmo-frozen", "elmo-mlp"]
+    assert reference.rows("elmo-glove", ["svd", "elmo-glove-mlp", "general-mlp"]) == [
+        "elmo-glove-mlp"]
+    assert reference.rows("nothing", methods) == []
 
 
 def test_settings_are_checked():

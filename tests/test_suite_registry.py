@@ -1,6 +1,6 @@
-"""The suite's tasks and methods come from two registries: a toy task and a toy method,
-each declared in one place, run through `elmofeat benchmark --quick` like the built-in
-ones (command-line choices, splits, report, targets)."""
+"""The suite's tasks, methods and biLMs come from registries: a toy task, a toy method and
+a toy biLM, each declared in one place, run through `elmofeat benchmark --quick` like the
+built-in ones (command-line choices, splits, report, targets)."""
 
 import json
 
@@ -8,6 +8,7 @@ import pytest
 
 from elmofeat.cli import main
 from elmofeat.suite import METHODS, TASKS, BenchmarkSettings, register_method, register_task
+from elmofeat.suite.bilms import BILM_SOURCES
 
 from . import toy_suite
 
@@ -40,6 +41,40 @@ def test_a_toy_task_and_method_run_through_the_quick_command(toys, tmp_path, cap
     # A topic task gets the suite's topic targets (against the better TF-IDF row).
     assert "default ElmoVectorizer" not in report
     assert "- **every ELMo mix (defaults) above SVDVectorizer**" not in report  # no SVD row
+
+
+@pytest.fixture
+def toy_bilm():
+    BILM_SOURCES.register(toy_suite.BILM)
+    register_method(toy_suite.BILM_METHOD)
+    yield
+    METHODS.unregister("toy-tiny-elmo")
+    BILM_SOURCES.unregister("toy-tiny")
+
+
+def test_a_toy_biLM_is_made_once_per_split_and_reported(toys, toy_bilm, tmp_path):
+    out = tmp_path / "report"
+    main(["benchmark", "--quick", "--datasets", "toy-topics", "--methods", "tfidf",
+          "toy-tiny-elmo", "--output", str(out), "--no-progress"])
+    results = json.loads((out / "results.json").read_text())
+    assert BenchmarkSettings(methods=("toy-tiny-elmo",)).bilms() == ("toy-tiny",)
+    for split in results["datasets"]["toy-topics"]["splits"]:
+        assert list(split["bilms"]) == ["toy-tiny"]
+        assert split["bilms"]["toy-tiny"]["epochs"] == 2
+        assert 0 <= split["methods"]["toy-tiny-elmo"]["accuracy"] <= 1
+    report = (out / "report.md").read_text()
+    assert "| tiny biLM pretraining |" in report
+    assert "biLM (tiny) pretraining:" in report
+    assert (out / "toy-topics_perplexity.png").stat().st_size > 0
+
+
+def test_a_method_must_read_a_registered_biLM():
+    from elmofeat.suite.methods import MethodSpec
+
+    with pytest.raises(ValueError, match="reads the biLM 'nowhere', which is not registered"):
+        register_method(MethodSpec("lost", "lost", "elmo", lambda context: None, bilm="nowhere"))
+    assert "lost" not in METHODS
+    assert list(BILM_SOURCES) == ["default", "glove", "general", "adapted"]
 
 
 def test_the_command_line_offers_what_is_registered(toys, capsys):

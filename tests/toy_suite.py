@@ -1,9 +1,10 @@
-"""A toy task and a toy method for the suite, each declared in one place (the way a user
-adds them): registered by tests/test_suite_registry.py."""
+"""A toy task, a toy method and a toy biLM for the suite, each declared in one place (the
+way a user adds them): registered by tests/test_suite_registry.py."""
 
 import numpy as np
 from sklearn.utils import Bunch
 
+from elmofeat.suite.bilms import BiLMSource
 from elmofeat.suite.methods import MethodSpec
 from elmofeat.suite.tasks import CrossValidation, TaskSpec
 
@@ -26,3 +27,21 @@ TASK = TaskSpec("toy-topics", "Toy topics", _load_topics,
                 "synthetic topics, 4 classes, ~10 words", kind="topic")
 METHOD = MethodSpec("toy-counts", "Binary counts + LR", "anchor", _counts, cost_per_token=1e-6,
                     groups=("toys",), default=False)
+
+
+def _tiny_bilm(settings, glove, seed, documents):
+    from elmofeat import BiLM
+
+    return BiLM(embedding_dim=16, hidden_dim=16, max_epochs=2, random_state=seed).fit(documents)
+
+
+def _tiny_elmo(context):
+    from elmofeat import ElmoVectorizer
+
+    return ElmoVectorizer(context.bilms["toy-tiny"], cache_dir=None, random_state=context.seed)
+
+
+BILM = BiLMSource("toy-tiny", _tiny_bilm, lambda settings, n_tokens: 1.0,
+                  "tiny biLM pretraining", curve_label="tiny", linestyle=":")
+BILM_METHOD = MethodSpec("toy-tiny-elmo", "Tiny ELMo, frozen mix", "elmo", _tiny_elmo,
+                         bilm="toy-tiny", mix="frozen", default=False)

@@ -3,9 +3,10 @@ skip-gram, ELMo (one row per layer mix, with and without GloVe, and the shipped 
 model) and the hybrid on AG News, R8, CR and MPQA, each feeding the same
 LogisticRegression.
 
-Tasks and methods are declared, one spec each, in two registries:
-:data:`~elmofeat.suite.tasks.TASKS` (:mod:`~elmofeat.suite.tasks`) and
-:data:`~elmofeat.suite.methods.METHODS` (:mod:`~elmofeat.suite.methods`); the settings,
+Tasks, methods and the biLMs the methods read are declared, one spec each, in three
+registries: :data:`~elmofeat.suite.tasks.TASKS` (:mod:`~elmofeat.suite.tasks`),
+:data:`~elmofeat.suite.methods.METHODS` (:mod:`~elmofeat.suite.methods`) and
+:data:`~elmofeat.suite.bilms.BILM_SOURCES` (:mod:`~elmofeat.suite.bilms`); the settings,
 the report, the targets and the command line's choices come from them. ``elmofeat
 benchmark`` runs it; from Python::
 
@@ -17,6 +18,7 @@ benchmark`` runs it; from Python::
 from .._lazy import lazy_attributes
 
 _EXPORTS = {
+    "BILM_SOURCES": ".bilms",
     "METHODS": ".methods",
     "TASKS": ".tasks",
     "register_method": ".methods",
@@ -27,5 +29,5 @@ _EXPORTS = {
 }
 __getattr__, __dir__ = lazy_attributes(__name__, _EXPORTS, globals())
 
-__all__ = ["METHODS", "TASKS", "BenchmarkSettings", "register_method", "register_task",
+__all__ = ["BILM_SOURCES", "METHODS", "TASKS", "BenchmarkSettings", "register_method", "register_task",
            "run_benchmark", "write_report"]

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from .._files import atomic_path
+from .bilms import BILM_SOURCES
 from .methods import METHODS, learned_weight_rows
 
 
@@ -120,7 +121,8 @@ def _perplexity(dataset, path):
     from matplotlib.lines import Line2D
 
     figure, ax = plt.subplots(figsize=(5.4, 3.3))
-    styles = {"default": ("-", "defaults"), "glove": ("--", "GloVe start")}
+    styles = {which: (source.linestyle, source.curve_label)
+              for which, source in BILM_SOURCES.items() if source.curve_label is not None}
     # One colour per split, one line style per biLM; the legend names the styles and how
     # many splits each has, since ten split labels would hide the curves.
     handles = []

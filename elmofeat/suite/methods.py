@@ -17,6 +17,7 @@ from typing import Any, Callable
 
 from .._registry import Registry
 from ..mixes import get_mix, mix_names
+from .bilms import BILM_SOURCES
 
 
 @dataclass
@@ -40,13 +41,12 @@ class MethodSpec:
         Its name on the command line and in results; its name in the report.
     family : str
         What kind of features ("anchor", "svd", "skipgram", "elmo", "elmo-glove",
-        "general", "hybrid", "ablation"): the report's colours, and the reference
-        experiment's ranges (``Reference.ranges`` by family).
+        "general", "hybrid", "ablation"): the report's colours.
     make : callable
         ``make(context) -> vectorizer``.
     bilm : str, default=None
-        The biLM of the split it uses (see ``BILM_ORDER`` in
-        :mod:`elmofeat.suite.settings`), or None.
+        The biLM of the split it uses (a name in
+        :data:`~elmofeat.suite.bilms.BILM_SOURCES`), or None.
     needs_glove : bool, default=False
     C : float, default=1.0
         Of the LogisticRegression that follows.
@@ -97,6 +97,9 @@ def register_method(spec: MethodSpec, *, replace: bool = False) -> MethodSpec:
     ('tfidf', 'counts')
     >>> METHODS.unregister("counts")
     """
+    if spec.bilm is not None and spec.bilm not in BILM_SOURCES:
+        raise ValueError(f"method {spec.key!r} reads the biLM {spec.bilm!r}, which is not "
+                         f"registered; choose from {', '.join(BILM_SOURCES)}")
     return METHODS.register(spec, replace=replace)
 
 

@@ -8,16 +8,11 @@ from pathlib import Path
 import numpy as np
 
 from .._files import atomic_path
+from .bilms import BILM_SOURCES
 from .methods import METHODS, default_methods, learned_weight_rows
 from .paired import TFIDF_ROWS, best_tfidf, paired_differences
 from .targets import evaluate_targets
 from .tasks import TASKS
-
-# How the report names each biLM of a split (its pretraining time; its perplexity line).
-BILM_LABELS = {"default": ("biLM pretraining (defaults)", "defaults"),
-               "glove": ("biLM pretraining (GloVe start)", "GloVe start"),
-               "general": ("en-small loading", None),
-               "adapted": ("en-small adaptation", None)}
 
 
 def _write_text(path: Path, text: str) -> None:
@@ -61,13 +56,11 @@ def _mix_groups(methods) -> dict[str, list[str]]:
 
 
 def _reference_lines(reference, summary_of_dataset, methods) -> list[str]:
-    """The run against a reference experiment's ranges (by family: the family's own rows,
-    ``"elmo"`` every row of a group of mixes) and its order of the mixes."""
+    """The run against a reference experiment's ranges (each for the rows its selector
+    names, :meth:`Reference.rows`) and its order of the mixes."""
     lines = []
-    for family, (low, high) in reference.ranges.items():
-        rows = [m for m in methods if (METHODS[m].mix_group is not None if family == "elmo"
-                                       else METHODS[m].key == family)]
-        for method in rows:
+    for selector, (low, high) in reference.ranges.items():
+        for method in reference.rows(selector, methods):
             accuracy = summary_of_dataset[method]["accuracy"]["mean"]
             where = "inside" if low <= accuracy <= high else ("below" if accuracy < low else "above")
             lines.append(f"- {METHODS[method].label}: {accuracy:.2%}, {where} the reference's "
@@ -107,7 +100,8 @@ def _suite_tables(results: dict, summary: dict) -> list[str]:
         seconds.append([METHODS[m].label, *[f"{summary[k][m]['seconds']['mean']:.1f}"
                                             for k in keys]])
     bilm_rows = []
-    for which, (label, _) in BILM_LABELS.items():
+    for which, source in BILM_SOURCES.items():
+        label = source.time_label
         if all(which in s.get("bilms", {}) for k in keys for s in results["datasets"][k]["splits"]):
             bilm_rows.append([label, *[
                 f"{np.mean([s['bilms'][which]['seconds'] for s in results['datasets'][k]['splits']]):.1f}"
@@ -259,7 +253,8 @@ def _dataset_section(key, dataset, stats, methods, figures) -> list[str]:
     unit = "mean ± std over splits" if n_splits > 1 else "one split"
     out.append(markdown_table(["method", f"accuracy ({unit})", "macro precision", "macro recall",
                                "macro F1", "seconds per split"], rows))
-    for which, (_, label) in BILM_LABELS.items():
+    for which, source in BILM_SOURCES.items():
+        label = source.curve_label
         if label is None:  # a loaded model: no pretraining of its own to report
             continue
         bilms = [s["bilms"][which] for s in dataset["splits"] if which in s.get("bilms", {})]

@@ -16,17 +16,16 @@ import re
 import time
 import warnings
 from datetime import datetime, timezone
-from importlib import metadata
 from pathlib import Path
 
 import numpy as np
 from sklearn.metrics import confusion_matrix, precision_recall_fscore_support
 from tqdm.auto import tqdm
 
-from .. import __version__, clear_caches, config_context, get_config
-from ..bilm import BiLM
+from .. import clear_caches, config_context, get_config
 from ..mixes import get_mix
-from ..runtime.host import numerics_fingerprint
+from ..runtime.host import installed_versions, numerics_fingerprint
+from .bilms import BILM_SOURCES, width_factor
 from .data import load_dataset
 from .methods import METHODS, Context, make_model
 
@@ -34,7 +33,8 @@ from .methods import METHODS, Context, make_model
 # the default settings (the suite's results.json): biLM pretraining per epoch at width
 # 256 and computing the layer representations (each method's fit + predict is its
 # spec's ``cost_per_token``).
-_COST_PER_TOKEN = {"bilm_epoch": 95e-6, "representations": 75e-6}
+#: Seconds per token of computing a default-width biLM's layers, on the reference machine.
+_REPRESENTATION_SECONDS_PER_TOKEN = 75e-6
 _GLOVE_FILE = ("glove", "glove.6B.50d.txt.gz")
 _WORDS = re.compile(r"\w+|[^\w\s]")
 
@@ -46,29 +46,19 @@ def _n_tokens(texts) -> int:
 def _estimate(task: str, split, settings) -> float:
     """Estimated seconds of one task on the reference machine (the first method that
     uses a biLM also pays for running it over the split's documents)."""
-    from ..bilm import BiLM
-
     train, test = _n_tokens(split.X_train), _n_tokens(split.X_test)
-    params = {**BiLM().get_params(), **settings.bilm_params()}
-    width = (params["embedding_dim"] / 256) ** 2
-    cost = _COST_PER_TOKEN
-    if task == "bilm-general":
-        return 2
-    if task == "bilm-adapted":
-        return cost["bilm_epoch"] * train * ADAPT_EPOCHS + 10
-    if task.startswith("bilm"):
-        return cost["bilm_epoch"] * width * train * params["max_epochs"] + 10
+    if task.startswith("bilm-"):
+        return BILM_SOURCES[task[len("bilm-"):]].seconds(settings, train)
     method = METHODS[task]
     if method.bilm is None:
         return method.cost_per_token * (train + test) + 0.5
-    if method.bilm in ("general", "adapted"):  # the general model is 256 wide, whatever the settings
-        width = 1.0
+    width = width_factor(settings) if BILM_SOURCES[method.bilm].follows_settings else 1.0
     seconds = method.cost_per_token * (train + test) + 2
     if method.mix is not None and get_mix(method.mix).needs_labels:
         seconds *= width * settings.mix_params().get("mix_epochs", 10) / 5
     first = next(m for m in settings.methods if METHODS[m].bilm == method.bilm)
     if task == first:
-        seconds += cost["representations"] * width * (train + test)
+        seconds += _REPRESENTATION_SECONDS_PER_TOKEN * width * (train + test)
     return seconds
 
 
@@ -88,13 +78,8 @@ def _scores(y_true, y_pred, n_classes) -> dict:
 
 
 def _environment() -> dict:
-    packages = ("numpy", "scipy", "scikit-learn", "torch", "gensim", "joblib", "pandas")
-    versions = {"elmofeat": __version__}
-    for package in packages:
-        try:
-            versions[package] = metadata.version(package)
-        except metadata.PackageNotFoundError:
-            versions[package] = None
+    versions = installed_versions(("elmofeat", "numpy", "scipy", "scikit-learn", "torch",
+                                   "gensim", "joblib", "pandas"))
     return {**versions, "python": platform.python_version(), "platform": platform.platform(),
             "cpus": os.cpu_count()}
 
@@ -123,29 +108,6 @@ def load_glove(home, datasets):
             for text in (*split.X_train, *split.X_test):
                 words.update(_WORDS.findall(text.lower()))
     return load_word_vectors(path, words)
-
-
-#: The general model of the suite's "general" rows, and its adaptation's epochs.
-GENERAL_MODEL = "en-small"
-ADAPT_EPOCHS = 1
-
-
-def _pretrain(which: str, settings, glove, seed, documents) -> BiLM:
-    """The split's ``"default"`` biLM (library defaults), its ``"glove"`` one, the
-    ``"general"`` model as shipped, or the general model ``"adapted"`` to the split."""
-    from ..elmo.caches import shared_pretrained
-
-    if which == "general":
-        return shared_pretrained(GENERAL_MODEL)
-    if which == "adapted":
-        import copy
-
-        return copy.deepcopy(shared_pretrained(GENERAL_MODEL)).set_params(
-            warm_start=True, max_epochs=ADAPT_EPOCHS, random_state=seed).fit(documents)
-    params = {**settings.bilm_params(), "random_state": seed}
-    if which == "glove":
-        params["pretrained_vectors"] = glove
-    return BiLM(**params).fit(documents)
 
 
 def _split_file(folder, dataset_key, index) -> Path | None:
@@ -295,15 +257,15 @@ def run_benchmark(settings, data_home=None, progress=True, log=print, splits_dir
                 entry["bilms"] = {}
                 for which in settings.bilms():
                     start = time.perf_counter()
-                    bilm = context.bilms[which] = _pretrain(which, settings, glove, seed,
-                                                            split.X_train)
+                    source = BILM_SOURCES[which]
+                    bilm = context.bilms[which] = source.make(settings, glove, seed,
+                                                              split.X_train)
                     history = bilm.history_
                     entry["bilms"][which] = {
                         "seconds": time.perf_counter() - start, "epochs": bilm.n_epochs_,
                         "history": history, "pretrained_coverage": bilm.pretrained_coverage_}
                     bar.update(planned[(dataset.key, index, f"bilm-{which}")])
-                    done = "loaded" if which == "general" else "pretrained"
-                    say(f"{where} biLM ({which}) {done} in "
+                    say(f"{where} biLM ({which}) {source.verb} in "
                         f"{entry['bilms'][which]['seconds']:.0f} s, validation perplexity "
                         f"{history[-1]['validation_perplexity']:.1f}")
                 for key in settings.methods:

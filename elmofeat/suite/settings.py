@@ -4,12 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+from .bilms import BILM_SOURCES
 from .methods import METHODS, default_methods, resolve_methods
 from .tasks import TASKS, CrossValidation
-
-#: The biLMs a split can provide to its methods, in the order they are pretrained.
-BILM_ORDER = ("default", "glove", "general", "adapted")
-
 
 def _size_settings(datasets) -> tuple[str, ...]:
     return tuple(name for key in datasets for name in TASKS[key].protocol.size_settings(key))
@@ -146,12 +143,10 @@ class BenchmarkSettings:
                    sizes={k: v for k, v in data.items() if k in sizes and v is not None})
 
     def bilms(self) -> tuple[str, ...]:
-        """The biLMs the methods need per split: ``"default"`` (pretrained on the split
-        with the library's defaults), ``"glove"`` (the same, GloVe-started),
-        ``"general"`` (the shipped general model) and ``"adapted"`` (the general model
-        adapted to the split's training texts)."""
+        """The biLMs the methods need per split, in the order of
+        :data:`~elmofeat.suite.bilms.BILM_SOURCES` (the order they are made in)."""
         needed = {METHODS[m].bilm for m in self.methods} - {None}
-        return tuple(b for b in BILM_ORDER if b in needed)
+        return tuple(b for b in BILM_SOURCES if b in needed)
 
     @property
     def uses_glove(self) -> bool:
