@@ -17,8 +17,9 @@ Studies (``--studies``, all by default), each scored with LogisticRegression:
 * ``hybrid``: make_hybrid (TF-IDF + the frozen mix, C=10) at several weights of the ELMo
   block, next to TF-IDF alone (what ``DEFAULT_ELMO_WEIGHT`` rests on).
 
-Writes benchmarks/results/layer_probe.{json,md} after every task (a stopped run keeps
-the tasks it finished; ``--resume`` skips them). Docs and docstrings cite these results.
+Writes benchmarks/results/layer_probe.{json,md} after every study (a stopped run keeps
+the studies it finished; ``--resume`` skips them). Tasks not named in ``--tasks`` keep
+their stored results. Docs and docstrings cite these results.
 Run: python benchmarks/layer_probe.py [--tasks ag_news r8 cr mpqa] [--studies ...]
      [--resume] [--data-home DIR]
 """
@@ -168,7 +169,8 @@ def main():
     parser.add_argument("--tasks", nargs="+", choices=TASKS, default=list(TASKS))
     parser.add_argument("--studies", nargs="+", choices=STUDIES, default=list(STUDIES))
     parser.add_argument("--resume", action="store_true",
-                        help="keep the studies of results/layer_probe.json that are done, "
+                        help="keep the studies of the --tasks in results/layer_probe.json "
+                        "that are done (tasks not named are always kept), "
                         "for tasks measured on a machine with this one's numerics (CPU, "
                         "bf16 training); a task measured elsewhere is run again whole")
     parser.add_argument("--data-home", default=None)
@@ -176,9 +178,11 @@ def main():
                         help="layer representations kept for reuse across studies (GiB)")
     args = parser.parse_args()
     stored = RESULTS / "layer_probe.json"
-    results = {"tasks": {}}
-    if args.resume and stored.is_file():
-        results = {"tasks": json.loads(stored.read_text())["tasks"]}
+    # Tasks not run now keep their stored results; those run start over unless --resume.
+    results = {"tasks": json.loads(stored.read_text())["tasks"] if stored.is_file() else {}}
+    if not args.resume:
+        for task in args.tasks:
+            results["tasks"].pop(task, None)
     home = get_data_home(args.data_home)
     machine = numerics_fingerprint()
     # Every study reads the same biLM's layers of the same texts: keep them all.
