@@ -15,14 +15,16 @@ perplexity of both directions), throughput in LM targets (both directions) per s
 * whole fits (what a user waits for): ``BiLM(...).fit(texts)`` with 1 and 5 epochs
   timed from call to return, against the reference run from raw strings to the end of
   the same epoch; the reference's perplexity is taken when it has run as long as each
-  fit took. A cProfile run says where a fit's time goes. Target: 8x.
+  fit took. A cProfile run says where a fit's time goes. Target: 8x. On a CPU with
+  bf16 units the default trains in bfloat16; ``--fp32-epochs`` fits the same in fp32,
+  what the default does on a host without them.
 * the training loops alone for the same budget (setup and validation not counted),
   and, because a busy neighbour during one long run moves the ratio, --rounds short
   interleaved rounds whose median ratio is reported beside it.
 
 Writes benchmarks/results/bilm_pretrain_speed.{json,md}.
-Run: python benchmarks/bilm_pretrain_speed.py [--whole-epochs 1 5] [--budget 240]
-     [--rounds 5] [--round-seconds 15] [--data-home DIR]
+Run: python benchmarks/bilm_pretrain_speed.py [--whole-epochs 1 5] [--fp32-epochs 1]
+     [--budget 240] [--rounds 5] [--round-seconds 15] [--data-home DIR]
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from elmofeat import BiLM
 from elmofeat.text import TextTokenizer, Vocabulary
 from elmofeat.bilm.batching import SPECIALS, UNK, make_batch, make_windows
 from elmofeat.bilm.estimator import BILM_TOKEN_PATTERN
+from elmofeat.runtime.torch_helpers import bf16_supported
 from elmofeat.bilm.train import evaluate_perplexity
 from elmofeat.datasets import load_ag_news
 
@@ -173,12 +176,13 @@ def costs_since(before):
     return {key: after[key] - before[key] for key in after}
 
 
-def whole_fit(train_texts, valid_texts, seed, epochs):
+def whole_fit(train_texts, valid_texts, seed, epochs, precision="auto"):
     """``BiLM(...).fit(texts)`` timed as a user waits for it, with the CPU time the
     kernel spent for it (system time) and its page faults: on hosts where fresh memory
     is expensive these are what slows a fit down."""
     begin, costs = time.perf_counter(), process_costs()
-    bilm = BiLM(embedding_dim=DIM, hidden_dim=DIM, max_epochs=epochs, random_state=seed)
+    bilm = BiLM(embedding_dim=DIM, hidden_dim=DIM, max_epochs=epochs, random_state=seed,
+                precision=precision)
     bilm.fit(train_texts)
     seconds = time.perf_counter() - begin
     costs = costs_since(costs)
@@ -288,31 +292,42 @@ def budget_comparison(args, train_texts, valid_texts):
 
 def whole_fit_comparison(args, train_texts, valid_texts):
     """Whole fits against the whole reference run: (markdown, results)."""
-    ours = {epochs: whole_fit(train_texts, valid_texts, args.seed, epochs)
-            for epochs in args.whole_epochs}
-    for epochs, stats in ours.items():
-        print(f"elmofeat whole fit, {epochs} epochs: {stats}", flush=True)
+    # precision "auto" trains in bf16 where the CPU has bf16 units; "fp32" is what the
+    # same fit does on a host without them (same model name, often: see numerics_fingerprint).
+    fits = [("auto", epochs) for epochs in args.whole_epochs]
+    if bf16_supported(torch.device("cpu")):
+        fits += [("fp32", epochs) for epochs in args.fp32_epochs]
+    ours = {fit: whole_fit(train_texts, valid_texts, args.seed, fit[1], precision=fit[0])
+            for fit in fits}
+    for (precision, epochs), stats in ours.items():
+        print(f"elmofeat whole fit, {epochs} epochs, precision {precision}: {stats}", flush=True)
     profile = profile_fit(train_texts, args.seed, min(args.whole_epochs))
     print(f"profile: {profile}", flush=True)
     # One reference run to the most epochs, its perplexity taken when it has run as long
     # as each of our fits took: the perplexity "after the same wall time".
-    _, _, ref = reference_fit(train_texts, seed=args.seed, epochs=max(args.whole_epochs),
+    _, _, ref = reference_fit(train_texts, seed=args.seed,
+                              epochs=max(epochs for _, epochs in fits),
                               snapshot_at=[s["seconds"] for s in ours.values()],
                               valid_tokens=TOKENIZE(valid_texts))
     print(f"reference whole run: {ref}", flush=True)
+    snapshots = {s["seconds"]: s for s in ref["snapshots"]}
     per_epoch = ref["targets"] / ref["epochs"]
     rows, results = [], []
-    for (epochs, stats), snapshot in zip(ours.items(), ref["snapshots"]):
+    for (precision, epochs), stats in ours.items():
+        snapshot = snapshots.get(stats["seconds"], {"perplexity": float("nan")})
         ref_seconds = ref["epoch_end_seconds"][epochs - 1]
         ref_tps = per_epoch * epochs / ref_seconds
         ratio = stats["targets_per_second"] / ref_tps
         cpu = stats["user_seconds"] + stats["system_seconds"]
-        rows.append([str(epochs), f"{ref_seconds:.1f}", f"{ref_tps:,.0f}", f"{stats['seconds']:.1f}",
+        trained = {"auto": "bf16" if bf16_supported(torch.device("cpu")) else "fp32", "fp32": "fp32"}[precision]
+        rows.append([str(epochs), f"{precision} ({trained})", f"{ref_seconds:.1f}",
+                     f"{ref_tps:,.0f}", f"{stats['seconds']:.1f}",
                      f"{stats['targets_per_second']:,.0f}", f"**{ratio:.1f}x**",
                      f"{stats['perplexity']:.1f}", f"{snapshot['perplexity']:.1f}",
                      f"{stats['system_seconds']:.1f} ({100 * stats['system_seconds'] / cpu:.0f}%)",
                      f"{stats['minor_page_faults']:,}"])
-        results.append({"epochs": epochs, "reference_seconds": ref_seconds,
+        results.append({"epochs": epochs, "precision": precision, "trained_in": trained,
+                        "reference_seconds": ref_seconds,
                         "reference_targets_per_second": ref_tps, "elmofeat": stats,
                         "ratio": ratio, "reference_at_same_time": snapshot})
     total = profile["total_seconds"]
@@ -324,10 +339,13 @@ def whole_fit_comparison(args, train_texts, valid_texts):
         ".fit(texts)` timed from call to return (tokenizing, vocabulary, the SVD start, "
         "its 5% validation split and every validation included), against the reference "
         "run timed from raw strings to the end of epoch E (its setup included, no "
-        "validation). Throughput: LM targets trained on per second of the whole run.\n\n"
-        + markdown_table(["epochs", "reference seconds", "reference targets/s",
-                          "elmofeat fit seconds", "elmofeat targets/s", "speed-up",
-                          "elmofeat held-out perplexity",
+        "validation). Throughput: LM targets trained on per second of the whole run. "
+        "`precision=\"auto\"` (the default) trains in bfloat16 where the CPU has bf16 "
+        "units; the `fp32` rows are the same fit with `precision=\"fp32\"`, what the "
+        "default does on a host without them (the reference loop is fp32 on every host).\n\n"
+        + markdown_table(["epochs", "precision (trained in)", "reference seconds",
+                          "reference targets/s", "elmofeat fit seconds", "elmofeat targets/s",
+                          "speed-up", "elmofeat held-out perplexity",
                           "reference perplexity after the same wall time",
                           "elmofeat system CPU s (share of its CPU time)",
                           "elmofeat minor page faults"], rows)
@@ -349,6 +367,9 @@ def main():
     parser.add_argument("--round-seconds", type=float, default=15.0)
     parser.add_argument("--whole-epochs", type=int, nargs="*", default=[1, 5],
                         help="epochs of the whole-fit comparison (none: skip it)")
+    parser.add_argument("--fp32-epochs", type=int, nargs="*", default=[1],
+                        help="epochs of whole fits also run in fp32, as on a host without "
+                        "bf16 units (only where this one has them; none: skip them)")
     args = parser.parse_args()
 
     texts = load_ag_news(args.data_home, subset="test").data

@@ -148,7 +148,8 @@ def cpu_figures() -> dict:
     out = {}
     try:
         whole = json.loads((RESULTS / "bilm_pretrain_speed.json").read_text())["whole"]
-        out["fits"] = {fit["epochs"]: fit["elmofeat"] for fit in whole["whole_fits"]}
+        out["fits"] = {fit["epochs"]: fit["elmofeat"] for fit in whole["whole_fits"]
+                       if fit.get("precision", "auto") == "auto"}  # the default's fits
     except (OSError, KeyError):
         pass
     try:

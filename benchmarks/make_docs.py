@@ -48,8 +48,10 @@ SECTIONS = [
      "Documents/second with `n_jobs` workers, each with its share of the CPU threads."),
     ("bilm_pretrain_speed", "biLM pretraining speed",
      "elmofeat's engine against the reference experiment's straightforward loop, same model, "
-     "same texts: whole fits timed as a user waits for them (target: 8x), and the training "
-     "loops alone for the same time budget. The reference runs under glibc's malloc "
+     "same texts: whole fits timed as a user waits for them (target: 8x), with the default "
+     "precision (bfloat16 where the CPU has bf16 units) and in fp32, what the default does "
+     "on a host without them, and the training loops alone for the same time budget. "
+     "The reference runs under glibc's malloc "
      "defaults, as a plain script does; elmofeat keeps large freed blocks in the heap "
      "while it trains (with that policy the reference would run 1.10x as fast: see "
      "[the allocation section](#large-freed-blocks-kept-in-the-heap))."),

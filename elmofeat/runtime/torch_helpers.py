@@ -16,11 +16,12 @@ import torch
 
 #: The fewest rows a product of inference is run with. BLAS sums a row of a product with
 #: few rows in another order than a row of a larger one (one row takes the
-#: matrix-vector path; torch's MKL and oneDNN kernels on this project's machines sum
-#: rows alike from 16 rows on, measured with 1 and 2 threads), so a document embedded
-#: alone would get values about 1e-6 apart from the same document among others. Small
-#: inference batches, and the character CNN's set of distinct words, are filled up to it
-#: with copies of their own rows.
+#: matrix-vector path), so a document embedded alone would get values about 1e-6 apart
+#: from the same document among others. Measured on an AVX-512 x86 CPU with torch's
+#: MKL and oneDNN kernels, 1 and 2 threads: rows are summed alike from 12 rows on; 16
+#: leaves a margin, and tests/test_batch_invariance.py checks it wherever the tests run.
+#: Small inference batches, and the character CNN's set of distinct words, are filled
+#: up to it with copies of their own rows.
 MIN_PRODUCT_ROWS = 16
 
 
