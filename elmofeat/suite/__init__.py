@@ -29,5 +29,5 @@ _EXPORTS = {
 }
 __getattr__, __dir__ = lazy_attributes(__name__, _EXPORTS, globals())
 
-__all__ = ["BILM_SOURCES", "METHODS", "TASKS", "BenchmarkSettings", "register_method", "register_task",
-           "run_benchmark", "write_report"]
+__all__ = ["BILM_SOURCES", "METHODS", "TASKS", "BenchmarkSettings", "register_method",
+           "register_task", "run_benchmark", "write_report"]

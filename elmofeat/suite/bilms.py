@@ -66,12 +66,16 @@ class BiLMSource:
 BILM_SOURCES: Registry[BiLMSource] = Registry("biLM", BiLMSource)
 
 
-def width_factor(settings) -> float:
-    """How much more a biLM of the settings' width costs than the default (256) one."""
+def _bilm_parameter(settings, name):
+    """A parameter of the biLM the settings pretrain: theirs, else the library default."""
     from ..bilm import BiLM
 
-    params = {**BiLM().get_params(), **settings.bilm_params()}
-    return (params["embedding_dim"] / 256) ** 2
+    return settings.bilm_params().get(name, BiLM().get_params()[name])
+
+
+def width_factor(settings) -> float:
+    """How much more a biLM of the settings' width costs than the default (256) one."""
+    return (_bilm_parameter(settings, "embedding_dim") / 256) ** 2
 
 
 def _from_scratch(glove_start: bool):
@@ -87,9 +91,7 @@ def _from_scratch(glove_start: bool):
 
 
 def _pretraining_seconds(settings, n_tokens):
-    from ..bilm import BiLM
-
-    epochs = {**BiLM().get_params(), **settings.bilm_params()}["max_epochs"]
+    epochs = _bilm_parameter(settings, "max_epochs")
     return EPOCH_SECONDS_PER_TOKEN * width_factor(settings) * n_tokens * epochs + 10
 
 
