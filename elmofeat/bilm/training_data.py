@@ -46,9 +46,10 @@ class TrainingData:
     :class:`~elmofeat.bilm.shards.StreamedData`; ``valid`` and ``valid_chars``: the
     validation windows and (character CNN) their byte table; ``pretrained``: starting
     vectors of the word embedding or None; ``digest``: feeds the data's identity to a
-    hash (for checkpoints); ``scale_sample``: a seeded sample of at most
-    :data:`SCALE_SAMPLE` training documents as token lists, on which the fitted biLM
-    measures its layers' spread (``BiLM.layer_scales_``).
+    hash (for checkpoints); ``scale_sample``: a seeded sample of training documents
+    (at most :data:`SCALE_SAMPLE` of them and about :data:`SCALE_SAMPLE_TOKENS` tokens)
+    as token lists, on which the fitted biLM measures its layers' spread
+    (``BiLM.layer_scales_``).
     """
 
     train: object
@@ -59,10 +60,23 @@ class TrainingData:
     scale_sample: Callable[[], list[list[str]]]
 
 
-#: Training documents on which a fitted biLM measures its layers' spread.
+#: Training documents on which a fitted biLM measures its layers' spread, at most.
 SCALE_SAMPLE = 2048
-#: Tokens a streamed corpus reads for that sample.
-SCALE_SAMPLE_TOKENS = 200_000
+#: Tokens of that sample, about: embedding them is a forward pass that every fit pays
+#: at its end (50,000 tokens: about 0.7 s on 2 cores at width 256), and a spread
+#: averaged over 256-wide layers needs no more (samples of this size agree within a few
+#: percent; benchmarks/bilm_pretrain_speed.py measures the share of a fit).
+SCALE_SAMPLE_TOKENS = 50_000
+
+
+def scale_sample_indices(documents, random_state) -> np.ndarray:
+    """Sorted indices of a seeded random sample of ``documents`` (token lists): at most
+    :data:`SCALE_SAMPLE` of them, taken in random order until :data:`SCALE_SAMPLE_TOKENS`
+    tokens are reached (at least two documents, so that a spread exists)."""
+    order = random_state.permutation(len(documents))[:SCALE_SAMPLE]
+    tokens = np.cumsum([len(documents[i]) for i in order])
+    keep = max(2, int(np.searchsorted(tokens, SCALE_SAMPLE_TOKENS, side="left")) + 1)
+    return np.sort(order[:keep])
 
 
 def streamed_source(X):
@@ -125,8 +139,7 @@ def _split_in_memory(bilm, X, token_lists, random_state, adapt: bool) -> Trainin
         hasher.update(np.ascontiguousarray(train.word_ids).tobytes())
         hasher.update(np.ascontiguousarray(train.offsets).tobytes())
 
-    sample = [train_docs[i] for i in np.sort(
-        random_state.permutation(len(train_docs))[:SCALE_SAMPLE])]
+    sample = [train_docs[i] for i in scale_sample_indices(train_docs, random_state)]
     return TrainingData(WindowsData(train, bilm._chars(train)), valid,
                         None if valid is None else bilm._chars(valid), pretrained, digest,
                         lambda: sample)

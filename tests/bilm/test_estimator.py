@@ -223,3 +223,46 @@ def test_lone_surrogates_are_read_by_both_token_layers(token_layer):
                 min_count=1, random_state=0).fit(texts)
     layers = bilm.embed(["the \udc80 cat", "\udfff"])
     assert layers[0].shape == (3, 3, 16) and all(np.isfinite(x).all() for x in layers)
+
+
+def test_scale_sample_is_seeded_and_capped_in_documents_and_tokens(monkeypatch):
+    from elmofeat.bilm import training_data
+
+    docs = [["w"] * n for n in np.random.RandomState(0).randint(1, 60, size=5000)]
+    picked = training_data.scale_sample_indices(docs, np.random.RandomState(3))
+    again = training_data.scale_sample_indices(docs, np.random.RandomState(3))
+    np.testing.assert_array_equal(picked, again)
+    assert np.all(np.diff(picked) > 0)  # sorted, no repeats
+    tokens = sum(len(docs[i]) for i in picked)
+    # Random documents until the token budget is reached: the last one crosses it.
+    assert training_data.SCALE_SAMPLE_TOKENS <= tokens < training_data.SCALE_SAMPLE_TOKENS + 60
+    assert len(picked) <= training_data.SCALE_SAMPLE
+    # Long documents: at least two, so that a spread exists.
+    long = [["w"] * 100_000 for _ in range(5)]
+    assert len(training_data.scale_sample_indices(long, np.random.RandomState(0))) == 2
+    # Short ones: the document cap binds.
+    monkeypatch.setattr(training_data, "SCALE_SAMPLE", 7)
+    assert len(training_data.scale_sample_indices(docs, np.random.RandomState(0))) == 7
+
+
+def test_layer_scales_are_the_spread_of_the_sampled_training_documents(corpus, monkeypatch):
+    from elmofeat.bilm import training_data
+    from elmofeat.mixes.base import layer_spread
+
+    calls = []
+    original = training_data.scale_sample_indices
+
+    def recording(docs, random_state):
+        calls.append((docs, original(docs, random_state)))
+        return calls[-1][1]
+
+    monkeypatch.setattr(training_data, "scale_sample_indices", recording)
+    monkeypatch.setattr(training_data, "SCALE_SAMPLE_TOKENS", 300)  # a part of the corpus
+    bilm = BiLM(**{**TINY, "max_epochs": 1}).fit(corpus)
+    (docs, picked), = calls
+    assert 2 <= len(picked) < len(docs)
+    assert 300 <= sum(len(docs[i]) for i in picked) < 300 + max(map(len, docs))
+    # The fitted biLM's scales are its layers' spread over that sample, to the bit.
+    expected = layer_spread(*bilm.embed_tokens([docs[i] for i in picked]))
+    np.testing.assert_array_equal(bilm.layer_scales_, expected)
+    assert not np.allclose(expected, 1)
