@@ -17,8 +17,14 @@ from pathlib import Path
 
 import elmofeat
 from elmofeat.runtime.host import cpu_description, installed_versions
+from elmofeat.runtime.openmp import USER_SETTINGS
 from elmofeat.suite.report import markdown_table  # noqa: F401 (re-exported)
 
+if "torch" in sys.modules and not any(name in os.environ for name in USER_SETTINGS):
+    # libgomp read the spin setting when torch loaded: this process would measure
+    # another setting than the command's (a user's own OpenMP settings stand, as there).
+    raise ImportError("import _common before torch (and before anything that imports "
+                      "torch): the OpenMP spin setting it makes is read when torch loads")
 elmofeat.limit_openmp_spinning()
 elmofeat.set_config(malloc_tuning=True)
 

@@ -27,9 +27,11 @@ from __future__ import annotations
 import argparse
 import time
 
+# first: the command's process settings (_common) apply before torch loads
+from _common import bare_lstm_flops, markdown_table, matmul_peaks, write_results
+
 import torch
 
-from _common import bare_lstm_flops, markdown_table, matmul_peaks, write_results
 from elmofeat import BiLM
 from elmofeat.datasets import load_ag_news
 

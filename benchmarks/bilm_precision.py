@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import argparse
 
+# first: the command's process settings (_common) apply before torch loads
+from _common import markdown_table, write_results
+
 import numpy as np
 import torch
 
-from _common import markdown_table, write_results
 from elmofeat import BiLM
 from elmofeat.datasets import load_ag_news
 

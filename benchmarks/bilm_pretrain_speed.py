@@ -32,10 +32,12 @@ from __future__ import annotations
 import argparse
 import time
 
+# first: the command's process settings (_common) apply before torch loads
+from _common import markdown_table, write_results
+
 import numpy as np
 import torch
 
-from _common import markdown_table, write_results
 from elmofeat import BiLM
 from elmofeat.text import TextTokenizer, Vocabulary
 from elmofeat.bilm.batching import SPECIALS, UNK, make_batch, make_windows

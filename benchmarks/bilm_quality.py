@@ -19,9 +19,11 @@ import argparse
 import json
 import time
 
+# first: the command's process settings (_common) apply before torch loads
+from _common import RESULTS, markdown_table, write_results
+
 import numpy as np
 
-from _common import RESULTS, markdown_table, write_results
 from elmofeat import BiLM
 from elmofeat.datasets import get_data_home, load_ag_news, load_r8
 

@@ -31,11 +31,13 @@ from __future__ import annotations
 import argparse
 import time
 
+# first: the command's process settings (_common) apply before torch loads
+from _common import bare_lstm_flops, markdown_table, matmul_peak, write_results
+
 import numpy as np
 import torch
 from torch import nn
 
-from _common import bare_lstm_flops, markdown_table, matmul_peak, write_results
 from elmofeat import BiLM
 from elmofeat.runtime.malloc import reuse_large_blocks
 from elmofeat.runtime.torch_helpers import adamw, autocast

@@ -11,9 +11,16 @@ directions, over the budget), the process's peak resident memory, and the corpus
 distinct token types (the one table that grows with the corpus: with its vocabulary,
 not its length).
 
+The recipe's model predicts the corpus's most frequent words up to its ``max_features``
+cap, so its softmax is smaller on a small corpus (1M tokens hold fewer such words): its
+rows compare what a user gets at each size. The same sizes are then run again with
+``max_features`` lowered to ``--same-model-words`` (a count the smallest size reaches),
+so that every size trains the same model and only the corpus's size differs: the rows
+that say whether streaming itself costs throughput or memory as the corpus grows.
+
 Writes benchmarks/results/bilm_streaming.{json,md}.
 Run: python benchmarks/bilm_streaming.py [--sizes 1e6 1e7 5e7 1e8] [--seconds 120]
-     [--data-home DIR]
+     [--same-model-words 20000] [--data-home DIR]
 """
 
 from __future__ import annotations
@@ -30,6 +37,7 @@ from elmofeat.models import recipes
 from elmofeat.datasets import get_data_home
 
 size, data_home, seconds = int(float(sys.argv[1])), (sys.argv[2] or None), float(sys.argv[3])
+max_features = int(sys.argv[4]) if sys.argv[4] else None
 recipe = recipes.RECIPES["en-small"]
 files = recipe.corpus(data_home)
 words = re.compile(r"\w+|[^\w\s]")
@@ -55,7 +63,10 @@ def timed_encode(cls, *args, **kwargs):
     return out
 shards.EncodedCorpus.encode = classmethod(timed_encode)
 
-bilm = BiLM(**{**recipe.params(data_home), "max_time": seconds})
+params = {**recipe.params(data_home), "max_time": seconds}
+if max_features is not None:
+    params["max_features"] = max_features
+bilm = BiLM(**params)
 start = time.perf_counter()
 bilm.fit(stream())
 history = bilm.history_[0]
@@ -72,36 +83,61 @@ print(json.dumps({
 """
 
 
+HEADER = ["training tokens", "token types", "words predicted", "shards", "encoding (s)",
+          "encoding tokens/s", "peak RSS after encoding (MB)", "training targets/s",
+          "process peak RSS (MB)"]
+
+
+def table(runs) -> str:
+    rows = [[f"{r['tokens']:,}", f"{r['types']:,}", f"{r['predicted_words']:,}",
+             str(r["shards"]), f"{r['encode_seconds']:.0f}",
+             f"{r['encode_tokens_per_second']:,.0f}", f"{r['rss_after_encoding_mb']:,.0f}",
+             f"{r['targets_per_second']:,.0f}", f"{r['peak_rss_mb']:,.0f}"] for r in runs]
+    smallest, largest = runs[0], runs[-1]
+    return (markdown_table(HEADER, rows)
+            + f"\n\nFrom {smallest['tokens']:,} to {largest['tokens']:,} tokens: peak memory "
+            f"{smallest['peak_rss_mb']:,.0f} -> {largest['peak_rss_mb']:,.0f} MB, training "
+            f"{smallest['targets_per_second']:,.0f} -> {largest['targets_per_second']:,.0f} "
+            "targets/s.\n")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=float, nargs="+", default=[1e6, 1e7, 5e7, 1e8])
     parser.add_argument("--seconds", type=float, default=120.0)
+    parser.add_argument("--same-model-words", type=int, default=20_000,
+                        help="max_features of the same-model runs (0: skip them)")
     parser.add_argument("--data-home", default="")
     args = parser.parse_args()
-    runs = run_in_fresh_processes(CHILD, [f"{s:.0f}" for s in args.sizes], args.data_home,
-                                  str(args.seconds))
-    header = ["training tokens", "token types", "words predicted", "shards", "encoding (s)", "encoding tokens/s",
-              "peak RSS after encoding (MB)", "training targets/s", "process peak RSS (MB)"]
-    rows = [[f"{r['tokens']:,}", f"{r['types']:,}",
-             f"{r['predicted_words']:,}" if "predicted_words" in r else "", str(r["shards"]),
-             f"{r['encode_seconds']:.0f}", f"{r['encode_tokens_per_second']:,.0f}",
-             f"{r['rss_after_encoding_mb']:,.0f}", f"{r['targets_per_second']:,.0f}",
-             f"{r['peak_rss_mb']:,.0f}"] for r in runs]
-    smallest, largest = runs[0], runs[-1]
+    sizes = [f"{s:.0f}" for s in args.sizes]
+    runs = run_in_fresh_processes(CHILD, sizes, args.data_home, str(args.seconds), "")
+    same = []
+    if args.same_model_words:
+        same = run_in_fresh_processes(CHILD, sizes, args.data_home, str(args.seconds),
+                                      str(args.same_model_words))
+        predicted = {r["predicted_words"] for r in same}
+        if predicted != {args.same_model_words}:
+            raise SystemExit(f"the same-model runs predict {sorted(predicted)} words, not "
+                             f"{args.same_model_words} each: lower --same-model-words")
     markdown = (
         "## Streamed pretraining: memory and throughput against corpus size\n\n"
         f"The en-small recipe's biLM, streamed (`BiLM.fit` on a generator), each size in a "
         f"fresh process, {args.seconds:.0f} s of training after the encoding pass.\n\n"
-        + markdown_table(header, rows)
-        + "\n\nThe words predicted (the softmax's size) grow with the corpus until the "
-        "recipe's cap (`max_features`), so only rows with the same count train the same "
-        "model; the token types (read, not predicted) are the one table that grows with "
-        "the corpus, with its vocabulary, not its length."
-        + f"\n\nFrom {smallest['tokens']:,} to {largest['tokens']:,} tokens: peak memory "
-        f"{smallest['peak_rss_mb']:,.0f} -> {largest['peak_rss_mb']:,.0f} MB, training "
-        f"{smallest['targets_per_second']:,.0f} -> {largest['targets_per_second']:,.0f} "
-        "targets/s.\n")
-    write_results("bilm_streaming", {"seconds": args.seconds, "runs": runs}, markdown)
+        "### The recipe as a user runs it\n\n"
+        "The words predicted (the softmax's size) grow with the corpus until the recipe's "
+        "cap (`max_features`), so these rows train a smaller model on a small corpus; the "
+        "token types (read, not predicted) are the one table that grows with the corpus, "
+        "with its vocabulary, not its length.\n\n"
+        + table(runs))
+    if same:
+        markdown += (
+            f"\n### One model at every size (`max_features={args.same_model_words:,}`)\n\n"
+            f"The same sizes with the softmax capped at {args.same_model_words:,} words, a "
+            "count every size reaches: the same model trains at every size, so only the "
+            "corpus's size differs.\n\n" + table(same))
+    write_results("bilm_streaming", {"seconds": args.seconds, "runs": runs,
+                                     "same_model_words": args.same_model_words,
+                                     "same_model_runs": same}, markdown)
 
 
 if __name__ == "__main__":

@@ -19,11 +19,13 @@ from __future__ import annotations
 import argparse
 import time
 
+# first: the command's process settings (_common) apply before torch loads
+from _common import markdown_table, write_results
+
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import Pipeline
 
-from _common import markdown_table, write_results
 import elmofeat
 from elmofeat import BiLM, ElmoVectorizer
 from elmofeat.datasets import load_ag_news

@@ -37,6 +37,9 @@ from __future__ import annotations
 import argparse
 import time
 
+# first: the command's process settings (_common) apply before torch loads
+from _common import markdown_table, write_results
+
 import numpy as np
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.frozen import FrozenEstimator
@@ -46,7 +49,6 @@ from sklearn.pipeline import make_pipeline
 from sklearn.semi_supervised import SelfTrainingClassifier
 from threadpoolctl import threadpool_limits
 
-from _common import markdown_table, write_results
 from elmofeat import BiLM, ElmoVectorizer, SVDVectorizer
 from elmofeat import WordVectorsVectorizer
 from elmofeat.suite import BenchmarkSettings

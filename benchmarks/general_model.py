@@ -14,6 +14,8 @@ keeping snapshots of its weights after fractions of its steps (the tokens-seen
 measurement: ``probe`` them), and save it as a model folder.
 ``adapt NAME=PATH``: adaptation settings (learning rate, epochs) of a pretrained model,
 each adapted on the first split's training texts and scored as above.
+``pooling NAME=PATH``: the frozen mix of a pretrained model with each pooling (mean,
+max, meanmax), scored as above.
 ``card FOLDER``: the model card (README.md) of a pretrained-model folder, from these
 results, the held-out perplexity and (``--suite results.json``) the suite's rows.
 
@@ -23,6 +25,7 @@ Run: python benchmarks/general_model.py candidates [--tokens 3000000] [--data-ho
      python benchmarks/general_model.py card FOLDER [--suite docs/report/results.json]
      python benchmarks/general_model.py train FOLDER [--fractions 0.125 0.5] [--work DIR]
      python benchmarks/general_model.py adapt NAME=PATH [--learning-rates ...] [--epochs ...]
+     python benchmarks/general_model.py pooling NAME=PATH
      python benchmarks/general_model.py scales FOLDER   (layer scales into config.json)
 """
 
@@ -33,12 +36,14 @@ import json
 import time
 from pathlib import Path
 
+# first: the command's process settings (_common) apply before torch loads
+from _common import RESULTS, environment, markdown_table, write_results, write_text_atomically
+
 import numpy as np
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 
-from _common import RESULTS, markdown_table, write_results, write_text_atomically
 from elmofeat import BiLM, ElmoVectorizer
 from elmofeat.suite.data import load_dataset
 from elmofeat.suite.settings import BenchmarkSettings
@@ -244,8 +249,8 @@ def run_card(args, home: Path) -> None:
     tokens = sum(h.get("training_tokens", 0) for h in history)
     hours = sum(h["seconds"] for h in history) / 3600
     rows = json.loads((RESULTS / "general_model.json").read_text())["rows"]
-    environment = json.loads((RESULTS / "general_model.json").read_text())["environment"]
     name = args.recipe
+    environment = rows[name]["measured"]  # the machine that ran `train`
     params = config["params"]
     candidates = [["row", "words", "ag_news", "r8", "cr", "mpqa"]]
     for key, row in rows.items():
@@ -324,18 +329,42 @@ def run_adapt(args, home: Path) -> None:
             write(rows, args.tokens)
 
 
+def run_pooling(args, home: Path) -> None:
+    """The frozen mix of a pretrained model with each pooling, scored as the candidates
+    are (the layers are embedded once per task and pooled three ways)."""
+    splits = first_splits(home)
+    path = RESULTS / "general_model.json"
+    rows = json.loads(path.read_text())["rows"] if path.is_file() else {}
+    name, _, model_path = args.models[0].partition("=")
+    bilm = BiLM.from_pretrained(model_path)
+    for pooling in ("mean", "max", "meanmax"):
+        scores = {task: accuracy(ElmoVectorizer(bilm, pooling=pooling, cache_dir=None,
+                                                random_state=0), split)
+                  for task, split in splits.items()}
+        key = f"{name}, frozen mix, pooling={pooling}"
+        rows[key] = {"config": json.dumps({"pooling": pooling}), "accuracy": scores}
+        print(key, scores, flush=True)
+        write(rows, args.tokens)
+
+
 def accuracy_of(bilm, split) -> float:
     return accuracy(ElmoVectorizer(bilm, cache_dir=None, random_state=0), split)
 
 
-def write(rows: dict, tokens: int) -> None:
-    table = [["row", "words", "tokens seen", "fit min", "held-out ppl", *TASKS]]
+def write(rows: dict, tokens: int, stored_environment: dict | None = None) -> None:
+    """Write the results; a row measured now records this machine and the date (rows of
+    earlier runs keep theirs: fit minutes depend on the machine). ``stored_environment``:
+    the file's own, where the markdown is written again from stored rows."""
+    now = stored_environment or environment()
+    table = [["row", "words", "tokens seen", "fit min", "held-out ppl", *TASKS, "measured on"]]
     for name, row in rows.items():
+        row.setdefault("measured", {key: now[key] for key in ("cpu", "cpu_count", "date")})
         ppl = row.get("heldout_perplexity")
         table.append([name, f"{row['words']:,}" if row.get("words") else "",
                       f"{row['tokens_seen']:,}" if row.get("tokens_seen") else "",
                       row.get("fit_minutes", ""), "" if ppl is None else f"{ppl:.1f}",
-                      *(f"{row['accuracy'][t]:.4f}" for t in TASKS)])
+                      *(f"{row['accuracy'][t]:.4f}" for t in TASKS),
+                      f"{row['measured']['cpu']}, {row['measured']['date'][:10]}"])
     markdown = (
         "## General model: candidate configurations\n\n"
         "Each candidate pretrained one epoch on the same slice of the general corpus (every "
@@ -344,7 +373,7 @@ def write(rows: dict, tokens: int) -> None:
         "Held-out perplexity on 2,000 paragraphs of the corpus's held-out books (not "
         "comparable across token layers with different vocabularies read).\n\n"
         + markdown_table(table[0], table[1:]))
-    write_results("general_model", {"rows": rows}, markdown)
+    write_results("general_model", {"rows": rows}, markdown, environment=stored_environment)
 
 
 def run_scales(args, home: Path) -> None:
@@ -368,7 +397,7 @@ def run_scales(args, home: Path) -> None:
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("stage", choices=["candidates", "probe", "card", "train", "adapt",
-                                          "scales"])
+                                          "pooling", "scales"])
     parser.add_argument("--learning-rates", type=float, nargs="+", default=[2e-3, 5e-4],
                         help="adapt: learning rates to try")
     parser.add_argument("--epochs", type=int, nargs="+", default=[1],
@@ -389,7 +418,8 @@ def main():
     args = parser.parse_args()
     home = Path(get_data_home(args.data_home))
     stages = {"candidates": run_candidates, "probe": run_probe, "card": run_card,
-              "train": run_train, "adapt": run_adapt, "scales": run_scales}
+              "train": run_train, "adapt": run_adapt, "pooling": run_pooling,
+              "scales": run_scales}
     stages[args.stage](args, home)
 
 

@@ -33,10 +33,12 @@ import tempfile
 import time
 from pathlib import Path
 
+# first: the command's process settings (_common) apply before torch loads
+from _common import RESULTS, markdown_table, write_results
+
 import numpy as np
 import torch
 
-from _common import RESULTS, markdown_table, write_results
 from elmofeat import BiLM, ElmoVectorizer
 from elmofeat.bilm.io import weights_digest
 from elmofeat.datasets import load_ag_news

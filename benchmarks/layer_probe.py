@@ -29,6 +29,9 @@ from __future__ import annotations
 import argparse
 import json
 
+# first: the command's process settings (_common) apply before torch loads
+from _common import RESULTS, markdown_table, write_results
+
 import numpy as np
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.linear_model import LogisticRegression
@@ -36,7 +39,6 @@ from sklearn.pipeline import make_pipeline, make_union
 from sklearn.preprocessing import StandardScaler
 
 import elmofeat
-from _common import RESULTS, markdown_table, write_results
 from elmofeat import BiLM, ElmoVectorizer, SVDVectorizer, make_hybrid
 from elmofeat.suite import BenchmarkSettings
 from elmofeat.suite.data import load_dataset

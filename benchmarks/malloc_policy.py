@@ -31,9 +31,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+# first: the command's process settings (_common) apply before torch loads
+from _common import markdown_table, write_results
+
 import numpy as np
 
-from _common import markdown_table, write_results
 from elmofeat.datasets import get_data_home
 
 CHILD = r"""

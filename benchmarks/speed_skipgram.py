@@ -16,11 +16,13 @@ import argparse
 import logging
 import time
 
+# first: the command's process settings (_common) apply before torch loads
+from _common import markdown_table, write_results
+
 import numpy as np
 from gensim.models import Word2Vec
 from sklearn.utils import check_random_state
 
-from _common import markdown_table, write_results
 from elmofeat import SkipGramVectorizer
 from elmofeat.text import TextTokenizer
 from elmofeat.datasets import load_ag_news

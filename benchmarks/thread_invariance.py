@@ -22,10 +22,12 @@ from __future__ import annotations
 
 import argparse
 
+# first: the command's process settings (_common) apply before torch loads
+from _common import markdown_table, write_results
+
 import torch
 from torch.nn import functional as F
 
-from _common import markdown_table, write_results
 from elmofeat import BiLM
 from elmofeat.bilm.softmax import bucketed_rows
 from elmofeat.datasets import load_ag_news

@@ -16,10 +16,12 @@ from __future__ import annotations
 import argparse
 import time
 
+# first: the command's process settings (_common) apply before torch loads
+from _common import markdown_table, write_results
+
 import numpy as np
 from joblib import cpu_count
 
-from _common import markdown_table, write_results
 import elmofeat
 from elmofeat import BiLM, ElmoVectorizer
 from elmofeat.datasets import load_ag_news

@@ -1,6 +1,7 @@
 """The package's shape: imports flow one way (no module imports itself through others)."""
 
 import ast
+import os
 from pathlib import Path
 
 import numpy as np
@@ -207,6 +208,44 @@ def test_benchmark_scripts_import_no_private_module_of_elmofeat():
                                                    for p in dotted[1:]):
                     found.append(f"{path.name}: {module} {names}")
     assert found == []
+
+
+def test_benchmark_scripts_import_their_process_settings_before_torch():
+    """benchmarks/_common.py makes the elmofeat command's OpenMP spin setting, which
+    libgomp reads once, when torch loads: a script importing torch (or elmofeat, or
+    anything importing either) before it measures another setting than the command's."""
+    heavy = {"torch", "elmofeat", "numpy", "sklearn", "scipy", "gensim", "pandas"}
+    found = []
+    for path in sorted((PACKAGE.parent / "benchmarks").glob("*.py")):
+        order = []
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.Import):
+                order += [a.name.split(".")[0] for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                order.append(node.module.split(".")[0])
+        if "_common" in order:
+            early = heavy.intersection(order[:order.index("_common")])
+            if early:
+                found.append(f"{path.name}: {sorted(early)} before _common")
+    assert found == []
+
+
+def test_benchmarks_common_refuses_a_process_where_torch_loaded_first(tmp_path):
+    import subprocess
+    import sys
+
+    from elmofeat.runtime.openmp import SPIN_COUNT, USER_SETTINGS
+
+    benchmarks = PACKAGE.parent / "benchmarks"
+    env = {k: v for k, v in os.environ.items() if k not in (*USER_SETTINGS, "GOMP_SPINCOUNT")}
+    late = subprocess.run([sys.executable, "-c", "import torch, _common"], cwd=benchmarks,
+                          capture_output=True, text=True, env=env)
+    assert late.returncode != 0 and "import _common before torch" in late.stderr
+    first = subprocess.run([sys.executable, "-c", "import _common, torch, os; "
+                            "print(os.environ['GOMP_SPINCOUNT'])"], cwd=benchmarks,
+                           capture_output=True, text=True, env=env)
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.strip() == str(SPIN_COUNT)
 
 
 def test_no_layer_mix_branch_outside_the_registry():
