@@ -16,6 +16,8 @@ measurement: ``probe`` them), and save it as a model folder.
 each adapted on the first split's training texts and scored as above.
 ``pooling NAME=PATH``: the frozen mix of a pretrained model with each pooling (mean,
 max, meanmax), scored as above.
+``hybrid NAME=PATH``: ``make_hybrid`` of a pretrained model with each mix (weight 0.2,
+``LogisticRegression(C=10)``), beside TF-IDF alone at C=10, on the same splits.
 ``card FOLDER``: the model card (README.md) of a pretrained-model folder, from these
 results, the held-out perplexity and (``--suite results.json``) the suite's rows.
 
@@ -26,6 +28,7 @@ Run: python benchmarks/general_model.py candidates [--tokens 3000000] [--data-ho
      python benchmarks/general_model.py train FOLDER [--fractions 0.125 0.5] [--work DIR]
      python benchmarks/general_model.py adapt NAME=PATH [--learning-rates ...] [--epochs ...]
      python benchmarks/general_model.py pooling NAME=PATH
+     python benchmarks/general_model.py hybrid NAME=PATH
      python benchmarks/general_model.py scales FOLDER   (layer scales into config.json)
 """
 
@@ -347,6 +350,32 @@ def run_pooling(args, home: Path) -> None:
         write(rows, args.tokens)
 
 
+def run_hybrid(args, home: Path) -> None:
+    """``make_hybrid`` with each registered mix of a pretrained model, beside TF-IDF
+    alone, both at C=10 (the suite's hybrid rows use the frozen mix)."""
+    from elmofeat import make_hybrid
+    from elmofeat.mixes import mix_names
+
+    splits = first_splits(home)
+    path = RESULTS / "general_model.json"
+    rows = json.loads(path.read_text())["rows"] if path.is_file() else {}
+    name, _, model_path = args.models[0].partition("=")
+    bilm = BiLM.from_pretrained(model_path)
+    rows["tfidf, C=10"] = {
+        "config": "TF-IDF + LR (C=10), for the hybrid rows",
+        "accuracy": {task: accuracy(TfidfVectorizer(sublinear_tf=True), split, C=10)
+                     for task, split in splits.items()}}
+    for mix in mix_names():
+        scores = {task: accuracy(make_hybrid(ElmoVectorizer(bilm, layer_mix=mix, cache_dir=None,
+                                                            random_state=0)), split, C=10)
+                  for task, split in splits.items()}
+        key = f"TF-IDF + {name} ({mix} mix), make_hybrid, C=10"
+        rows[key] = {"config": json.dumps({"layer_mix": mix, "elmo_weight": 0.2, "C": 10}),
+                     "accuracy": scores}
+        print(key, scores, flush=True)
+        write(rows, args.tokens)
+
+
 def accuracy_of(bilm, split) -> float:
     return accuracy(ElmoVectorizer(bilm, cache_dir=None, random_state=0), split)
 
@@ -397,7 +426,7 @@ def run_scales(args, home: Path) -> None:
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("stage", choices=["candidates", "probe", "card", "train", "adapt",
-                                          "pooling", "scales"])
+                                          "pooling", "hybrid", "scales"])
     parser.add_argument("--learning-rates", type=float, nargs="+", default=[2e-3, 5e-4],
                         help="adapt: learning rates to try")
     parser.add_argument("--epochs", type=int, nargs="+", default=[1],
@@ -419,6 +448,7 @@ def main():
     home = Path(get_data_home(args.data_home))
     stages = {"candidates": run_candidates, "probe": run_probe, "card": run_card,
               "train": run_train, "adapt": run_adapt, "pooling": run_pooling,
+              "hybrid": run_hybrid,
               "scales": run_scales}
     stages[args.stage](args, home)
 

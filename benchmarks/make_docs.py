@@ -25,7 +25,8 @@ SECTIONS = [
      "model card is `elmofeat/models/en-small/README.md`."),
     ("bilm_streaming", "Streamed pretraining against corpus size",
      "`BiLM.fit` on a corpus streamed from disk, 1M to 100M tokens (the general corpus, "
-     "read again when it runs out): peak memory and training throughput per size."),
+     "read again when it runs out): peak memory and training throughput per size, for "
+     "the recipe as a user runs it and for one model trained at every size."),
     ("few_labels", "Few labels, many texts",
      "A learning curve on AG News and CR: every training text is available unlabelled (the "
      "biLM and SVD learn from all of them), the classifier sees 50, 200, 1,000 or all labels. "

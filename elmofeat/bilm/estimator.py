@@ -213,9 +213,9 @@ class BiLM(EmbeddingMixin, PersistenceMixin, TextEstimatorMixin, BaseEstimator):
     pretrained_coverage_ : dict or None
         ``{"found": ..., "missing": ...}`` words of the vocabulary.
     layer_scales_ : ndarray of shape (n_representations_,) or None
-        Each layer's spread over (a seeded sample of at most 2,048 of) the training
-        documents: the root mean variance of their mean-pooled vectors, measured at
-        the end of ``fit``. What ``elmofeat embed`` divides the layers by before its
+        Each layer's spread over a seeded sample of the training documents (about
+        50,000 tokens, at most 2,048 documents): the root mean variance of their
+        mean-pooled vectors, measured at the end of ``fit``. What ``elmofeat embed`` divides the layers by before its
         frozen mix, so that features do not depend on the texts being embedded. None
         in files saved before elmofeat measured it.
 
