@@ -398,7 +398,8 @@ def write(rows: dict, tokens: int, stored_environment: dict | None = None) -> No
         "## General model: candidate configurations\n\n"
         "Each candidate pretrained one epoch on the same slice of the general corpus (every "
         f"k-th paragraph of its training files, about {tokens:,} words); features scored on "
-        "the first split of each suite task with the frozen mix + LogisticRegression (C=1). "
+        "the first split of each suite task with the frozen mix + LogisticRegression (C=1), "
+        "unless the row names another setting (adaptation, pooling, a hybrid and its C). "
         "Held-out perplexity on 2,000 paragraphs of the corpus's held-out books (not "
         "comparable across token layers with different vocabularies read).\n\n"
         + markdown_table(table[0], table[1:]))
