@@ -79,6 +79,12 @@ def heldout_slice(home: Path, n_paragraphs: int = 2000) -> list[str]:
     return [text for i, text in enumerate(texts) if i % 10 == 0][:n_paragraphs]
 
 
+def stored_rows() -> dict:
+    """The rows of earlier runs (each run adds or replaces its own)."""
+    path = RESULTS / "general_model.json"
+    return json.loads(path.read_text())["rows"] if path.is_file() else {}
+
+
 def first_splits(home: Path) -> dict:
     settings = BenchmarkSettings()
     return {task: load_dataset(task, settings, home).splits[0] for task in TASKS}
@@ -102,9 +108,7 @@ def run_candidates(args, home: Path) -> None:
     heldout = heldout_slice(home)
     n_words = sum(len(t.split()) for t in texts)
     print(f"{len(texts):,} paragraphs, {n_words:,} words", flush=True)
-    path = RESULTS / "general_model.json"
-    previous = json.loads(path.read_text())["rows"] if path.is_file() else {}
-    rows = dict(previous)
+    rows = stored_rows()
     if "tfidf" not in rows:
         rows["tfidf"] = {"config": "TF-IDF + LR (C=1), for reference",
                          "accuracy": {task: accuracy(TfidfVectorizer(sublinear_tf=True), split)
@@ -133,8 +137,7 @@ def run_probe(args, home: Path) -> None:
     """Score saved models (``NAME=PATH``) as the candidates are scored."""
     splits = first_splits(home)
     heldout = heldout_slice(home)
-    path = RESULTS / "general_model.json"
-    rows = json.loads(path.read_text())["rows"] if path.is_file() else {}
+    rows = stored_rows()
     for item in args.models:
         name, _, model_path = item.partition("=")
         bilm = BiLM.from_pretrained(model_path)
@@ -312,8 +315,7 @@ def run_adapt(args, home: Path) -> None:
     import copy
 
     splits = first_splits(home)
-    path = RESULTS / "general_model.json"
-    rows = json.loads(path.read_text())["rows"] if path.is_file() else {}
+    rows = stored_rows()
     name, _, model_path = args.models[0].partition("=")
     base = BiLM.from_pretrained(model_path)
     for learning_rate in args.learning_rates:
@@ -334,10 +336,9 @@ def run_adapt(args, home: Path) -> None:
 
 def run_pooling(args, home: Path) -> None:
     """The frozen mix of a pretrained model with each pooling, scored as the candidates
-    are (the layers are embedded once per task and pooled three ways)."""
+    are."""
     splits = first_splits(home)
-    path = RESULTS / "general_model.json"
-    rows = json.loads(path.read_text())["rows"] if path.is_file() else {}
+    rows = stored_rows()
     name, _, model_path = args.models[0].partition("=")
     bilm = BiLM.from_pretrained(model_path)
     for pooling in ("mean", "max", "meanmax"):
@@ -357,8 +358,7 @@ def run_hybrid(args, home: Path) -> None:
     from elmofeat.mixes import mix_names
 
     splits = first_splits(home)
-    path = RESULTS / "general_model.json"
-    rows = json.loads(path.read_text())["rows"] if path.is_file() else {}
+    rows = stored_rows()
     name, _, model_path = args.models[0].partition("=")
     bilm = BiLM.from_pretrained(model_path)
     rows["tfidf, C=10"] = {
