@@ -228,7 +228,7 @@ PHASES = {  # phase of a fit -> (file suffix, function) whose cumulative time it
     "training steps (forward, backward, optimizer)": ("train.py", "_step"),
     "validation": ("train.py", "evaluate_perplexity"),
     # torch's Optimizer imports torch._dynamo the first time a process builds one
-    "optimizer set-up": ("optimizer.py", "__init__"),
+    "optimizer set-up (a process's first imports torch._dynamo)": ("optimizer.py", "__init__"),
     "layer spread on a training sample (layer_scales_)": ("inference.py", "embed_tokens"),
 }
 
