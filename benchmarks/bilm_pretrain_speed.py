@@ -167,6 +167,15 @@ def reference_perplexity(model, vocabulary, valid_tokens):
     return ppl
 
 
+def ag_news_split(data_home, seed):
+    """The AG News partition's texts as (training 95%, held-out 5%), drawn by ``seed``."""
+    texts = load_ag_news(data_home, subset="test").data
+    rng = np.random.default_rng(seed)
+    held_out = set(rng.choice(len(texts), size=len(texts) // 20, replace=False).tolist())
+    return ([t for i, t in enumerate(texts) if i not in held_out],
+            [t for i, t in enumerate(texts) if i in held_out])
+
+
 def process_costs():
     """This process's CPU times and page faults so far (``resource.getrusage``)."""
     import resource
@@ -179,6 +188,19 @@ def process_costs():
 def costs_since(before):
     after = process_costs()
     return {key: after[key] - before[key] for key in after}
+
+
+def engine_loop(train_texts, *, seconds, seed, precision="auto"):
+    """``BiLM``'s defaults trained for ``seconds`` (setup not counted, validation off):
+    its training targets per second, with the system time and page faults of the
+    whole fit."""
+    costs = process_costs()
+    bilm = BiLM(embedding_dim=DIM, hidden_dim=DIM, max_epochs=1000, patience=None,
+                validation_fraction=0.0, max_time=seconds, random_state=seed,
+                precision=precision).fit(train_texts)
+    targets = sum(h["tokens_per_second"] * h["seconds"] for h in bilm.history_)
+    return {"targets_per_second": targets / sum(h["seconds"] for h in bilm.history_),
+            "targets": targets, **costs_since(costs)}
 
 
 def whole_fit(train_texts, valid_texts, seed, epochs, precision="auto"):
@@ -281,11 +303,8 @@ def budget_comparison(args, train_texts, valid_texts):
     rounds = []
     for round_ in range(args.rounds):
         _, _, stats = reference_fit(train_texts, seed=args.seed + round_, budget=args.round_seconds)
-        short = BiLM(embedding_dim=DIM, hidden_dim=DIM, max_epochs=1000, patience=None,
-                     validation_fraction=0.0, max_time=args.round_seconds,
-                     random_state=args.seed + round_).fit(train_texts)
-        short_tps = (sum(h["tokens_per_second"] * h["seconds"] for h in short.history_)
-                     / sum(h["seconds"] for h in short.history_))
+        short_tps = engine_loop(train_texts, seconds=args.round_seconds,
+                                seed=args.seed + round_)["targets_per_second"]
         round_ref = stats["targets"] / stats["training_seconds"]
         rounds.append({"reference": round_ref, "elmofeat": short_tps, "ratio": short_tps / round_ref})
         print(f"round {round_ + 1}: {rounds[-1]}", flush=True)
@@ -409,11 +428,7 @@ def main():
                         help=argparse.SUPPRESS)  # one whole fit, its stats as JSON
     args = parser.parse_args()
 
-    texts = load_ag_news(args.data_home, subset="test").data
-    rng = np.random.default_rng(args.seed)
-    held_out = set(rng.choice(len(texts), size=len(texts) // 20, replace=False).tolist())
-    train_texts = [t for i, t in enumerate(texts) if i not in held_out]
-    valid_texts = [t for i, t in enumerate(texts) if i in held_out]
+    train_texts, valid_texts = ag_news_split(args.data_home, args.seed)
     if args.child_fit:
         import json
 

@@ -56,6 +56,13 @@ SECTIONS = [
      "defaults, as a plain script does; elmofeat keeps large freed blocks in the heap "
      "while it trains (with that policy the reference would run 1.10x as fast: see "
      "[the allocation section](#large-freed-blocks-kept-in-the-heap))."),
+    ("host_speed", "Pretraining speed-up by host",
+     "The project's machines read the same CPU name but are not alike, and the speed-up "
+     "over the reference is a ratio of two loops that use a machine differently: the "
+     "engine's time goes to matrix products, the reference's less so. This table keeps one "
+     "row per host (the CPU identity from `/proc/cpuinfo`, which the model name hides), "
+     "each with that host's matmul peaks and the speed-up measured there in interleaved "
+     "rounds."),
     ("malloc_policy", "Large freed blocks kept in the heap",
      "glibc maps every freed block above its mmap threshold (at most 32 MiB by its own "
      "rule) afresh at the next allocation, and a training step allocates and frees "
