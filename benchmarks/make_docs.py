@@ -68,8 +68,10 @@ SECTIONS = [
      "rule) afresh at the next allocation, and a training step allocates and frees "
      "several larger ones; with `elmofeat.set_config(malloc_tuning=True)` (an opt-in, made "
      "by the `elmofeat` command and by every benchmark) `BiLM.fit` and `ElmoVectorizer`'s "
-     "fits keep blocks of up to 128 MiB in the heap (see `elmofeat/runtime/malloc.py`). "
-     "With the policy and without it, in fresh processes taken in turn."),
+     "fits keep blocks of up to 128 MiB in the heap and do not trim it until the fit "
+     "ends (see `elmofeat/runtime/malloc.py`). With the policy, with its former setting "
+     "(the heap's top trimmed whenever more than 256 MiB lay free) and without it, in "
+     "fresh processes taken in turn."),
     ("bilm_step_profile", "biLM training step against the matmul peak",
      "What share of the machine's measured matmul peak the bf16 training step reaches, part "
      "by part (target: 50% for the whole step)."),

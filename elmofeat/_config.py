@@ -43,8 +43,9 @@ def set_config(*, representation_cache_bytes=None, malloc_tuning=None) -> None:
         what is held): the least memory, at the cost of a biLM run per candidate.
     malloc_tuning : bool, default=None
         Off unless turned on (the ``elmofeat`` command turns it on for its own process).
-        On Linux with glibc, ``fit`` then keeps freed blocks of up to 128 MiB in the heap
-        instead of having the kernel map and zero them at every training step (a
+        On Linux with glibc, ``fit`` then keeps freed blocks of up to 128 MiB in the heap,
+        and the heap untrimmed until it ends, instead of having the kernel map and zero
+        them at every training step (a
         measured speed-up of pretraining, identical results), sets glibc's thresholds to
         the limits of its dynamic rule afterwards and trims the heap, also when caches
         are cleared. glibc cannot restore its dynamic rule nor a threshold you set in code

@@ -5,9 +5,10 @@ gives it back to the operating system when it is freed; its dynamic rule raises 
 threshold to at most 32 MiB. A biLM training step allocates and frees several larger
 blocks (the adaptive softmax's head scores alone are ``rows x 1,101`` floats, 20 to 45
 MB), so every step had the kernel map and zero them again: with glibc's own rule a
-default 1-epoch fit on AG News spent 5.1 s of system time, with larger blocks kept in
-the heap 0.9 s, and ran 1.22x as fast, with identical weights
-(``benchmarks/malloc_policy.py``, medians of paired fresh processes).
+default 1-epoch fit on AG News spent 7.8 s of system time on 3,152,626 page faults,
+with larger blocks kept in the heap 2.1 s on 241,500, and ran 1.10x as fast (in fp32
+1.15x), with identical weights (``benchmarks/malloc_policy.py``, medians of fresh
+processes taken in turn).
 
 This is an opt-in, off by default: glibc has no way to read its thresholds back nor to
 turn its dynamic rule on again once ``mallopt`` has set them, so a library that sets
@@ -17,8 +18,8 @@ threshold the user set in code. ``elmofeat.set_config(malloc_tuning=True)`` (or
 With it on, inside :func:`reuse_large_blocks` (``BiLM.fit`` and ``ElmoVectorizer``'s
 fits use it; ``embed`` and ``transform`` do not, as they gained nothing measurable and a
 call on one document would pay the trim at its end) blocks up to
-:data:`MMAP_THRESHOLD` come from the heap and up to :data:`TRIM_THRESHOLD` of free
-memory stays at its top. When the outermost block ends, the thresholds are set to the
+:data:`MMAP_THRESHOLD` come from the heap and the heap is not trimmed
+(:data:`TRIM_THRESHOLD`): memory a step freed serves the next one. When the outermost block ends, the thresholds are set to the
 limits of glibc's dynamic rule (32 MiB and 64 MiB, where a process that has used torch
 usually is anyway) and ``malloc_trim`` gives the free heap back to the operating
 system. Clearing elmofeat's caches trims the heap too (:func:`release_free_memory`),
@@ -42,8 +43,14 @@ from contextlib import contextmanager
 
 #: Blocks up to this size come from the heap inside :func:`reuse_large_blocks`.
 MMAP_THRESHOLD = 128 * 2**20
-#: Free memory the heap keeps at its top inside :func:`reuse_large_blocks`.
-TRIM_THRESHOLD = 256 * 2**20
+#: Free memory the heap keeps at its top inside :func:`reuse_large_blocks`: all of it
+#: (-1, glibc's "never trim"); the block's end trims the heap. A step's working set
+#: swings by hundreds of MB from batch to batch: with 256 MiB the top was given back at
+#: large swings and faulted in again at the next, so the same fit's page faults varied
+#: from run to run (``benchmarks/malloc_policy.py``: a bf16 fit's median 691,750
+#: against 241,500, an fp32 fit's 798,675 against 228,918; fit times within the pairs'
+#: spread, the bf16 fit's peak 77 MB higher without the trims).
+TRIM_THRESHOLD = -1
 #: Where the thresholds go afterwards: the limits of glibc's dynamic rule.
 DYNAMIC_LIMITS = (32 * 2**20, 64 * 2**20)
 
