@@ -14,8 +14,8 @@ perplexity of both directions), throughput in LM targets (both directions) per s
 
 * whole fits (what a user waits for): ``BiLM(...).fit(texts)`` with 1 and 5 epochs
   timed from call to return, against the reference run from raw strings to the end of
-  the same epoch; the reference's perplexity is taken when it has run as long as each
-  fit took. Each fit runs ``--repeats`` times, each in a fresh process (a user's
+  the same epoch (also in a fresh process); the reference's perplexity is taken when it
+  has run as long as each fit took. Each fit runs ``--repeats`` times, each in a fresh process (a user's
   first fit pays for its process's first kernels and memory), and the run of median
   time is reported with the range. A cProfile run says where a fit's time goes.
   Target: 8x. On a CPU with
@@ -220,25 +220,40 @@ def whole_fit(train_texts, valid_texts, seed, epochs, precision="auto"):
             **costs, "perplexity": bilm.perplexity(valid_texts)}
 
 
-def fresh_process_fits(args, precision: str, epochs: int) -> dict:
-    """:func:`whole_fit` ``args.repeats`` times, each in a new process running this
-    script: the run of median time, with every run's seconds (``seconds_all``)."""
+def run_child(args, *flags: str) -> dict:
+    """This script in a new process with ``flags`` (a hidden child mode): the JSON
+    record it prints last."""
     import json
     import subprocess
     import sys
 
+    command = [sys.executable, __file__, *flags, "--seed", str(args.seed)]
+    if args.data_home:
+        command += ["--data-home", args.data_home]
+    out = subprocess.run(command, check=True, capture_output=True, text=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def fresh_process_fits(args, precision: str, epochs: int) -> dict:
+    """:func:`whole_fit` ``args.repeats`` times, each in a new process running this
+    script: the run of median time, with every run's seconds (``seconds_all``)."""
     runs = []
     for _ in range(args.repeats):
-        command = [sys.executable, __file__, "--child-fit", precision, str(epochs),
-                   "--seed", str(args.seed)]
-        if args.data_home:
-            command += ["--data-home", args.data_home]
-        out = subprocess.run(command, check=True, capture_output=True, text=True)
-        runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
+        runs.append(run_child(args, "--child-fit", precision, str(epochs)))
         print(f"  fresh-process fit ({precision}, {epochs} epochs): {runs[-1]['seconds']:.1f} s",
               flush=True)
     median = sorted(runs, key=lambda run: run["seconds"])[len(runs) // 2]
     return {**median, "seconds_all": [run["seconds"] for run in runs]}
+
+
+def fresh_process_reference(args, epochs: int, snapshot_at=()) -> dict:
+    """:func:`reference_fit`'s statistics for ``epochs`` epochs, run in a new process
+    like elmofeat's fits: each pays for its process's first optimizer (torch imports
+    ``torch._dynamo`` then, about a second) and first kernels, which a process that has
+    trained before would not. ``snapshot_at``: as :func:`reference_fit`'s, on the
+    held-out texts."""
+    return run_child(args, "--child-reference", str(epochs),
+                     *(f"{seconds!r}" for seconds in snapshot_at))
 
 
 PHASES = {  # phase of a fit -> (file suffix, function) whose cumulative time it is
@@ -353,10 +368,8 @@ def whole_fit_comparison(args, train_texts, valid_texts):
     print(f"profile: {profile}", flush=True)
     # One reference run to the most epochs, its perplexity taken when it has run as long
     # as each of our fits took: the perplexity "after the same wall time".
-    _, _, ref = reference_fit(train_texts, seed=args.seed,
-                              epochs=max(epochs for _, epochs in fits),
-                              snapshot_at=[s["seconds"] for s in ours.values()],
-                              valid_tokens=TOKENIZE(valid_texts))
+    ref = fresh_process_reference(args, max(epochs for _, epochs in fits),
+                                  [s["seconds"] for s in ours.values()])
     print(f"reference whole run: {ref}", flush=True)
     snapshots = {s["seconds"]: s for s in ref["snapshots"]}
     per_epoch = ref["targets"] / ref["epochs"]
@@ -388,7 +401,8 @@ def whole_fit_comparison(args, train_texts, valid_texts):
         ".fit(texts)` timed from call to return (tokenizing, vocabulary, the SVD start, "
         "its 5% validation split and every validation included), against the reference "
         "run timed from raw strings to the end of epoch E (its setup included, no "
-        "validation). Throughput: LM targets trained on per second of the whole run. "
+        "validation; in a fresh process too, so that both pay for a process's first "
+        "optimizer and kernels). Throughput: LM targets trained on per second of the whole run. "
         f"Each fit ran {args.repeats} times, each in a fresh process: the run of median "
         "time, its range in brackets. "
         "`precision=\"auto\"` (the default) trains in bfloat16 where the CPU has bf16 "
@@ -426,9 +440,20 @@ def main():
                         help="fresh-process runs of each whole fit (the median is reported)")
     parser.add_argument("--child-fit", nargs=2, metavar=("PRECISION", "EPOCHS"),
                         help=argparse.SUPPRESS)  # one whole fit, its stats as JSON
+    parser.add_argument("--child-reference", nargs="+", metavar="EPOCHS [SNAPSHOT_SECONDS]",
+                        help=argparse.SUPPRESS)  # one reference run, its stats as JSON
     args = parser.parse_args()
 
     train_texts, valid_texts = ag_news_split(args.data_home, args.seed)
+    if args.child_reference:
+        import json
+
+        epochs, *snapshots = args.child_reference
+        _, _, stats = reference_fit(train_texts, seed=args.seed, epochs=int(epochs),
+                                    snapshot_at=[float(t) for t in snapshots],
+                                    valid_tokens=TOKENIZE(valid_texts))
+        print(json.dumps(stats))
+        return
     if args.child_fit:
         import json
 
