@@ -33,6 +33,7 @@ Run: python benchmarks/bilm_pretrain_speed.py [--whole-epochs 1 5] [--fp32-epoch
 from __future__ import annotations
 
 import argparse
+import json
 import time
 
 # first: the command's process settings (_common) apply before torch loads
@@ -223,7 +224,6 @@ def whole_fit(train_texts, valid_texts, seed, epochs, precision="auto"):
 def run_child(args, *flags: str) -> dict:
     """This script in a new process with ``flags`` (a hidden child mode): the JSON
     record it prints last."""
-    import json
     import subprocess
     import sys
 
@@ -446,8 +446,6 @@ def main():
 
     train_texts, valid_texts = ag_news_split(args.data_home, args.seed)
     if args.child_reference:
-        import json
-
         epochs, *snapshots = args.child_reference
         _, _, stats = reference_fit(train_texts, seed=args.seed, epochs=int(epochs),
                                     snapshot_at=[float(t) for t in snapshots],
@@ -455,8 +453,6 @@ def main():
         print(json.dumps(stats))
         return
     if args.child_fit:
-        import json
-
         precision, epochs = args.child_fit[0], int(args.child_fit[1])
         print(json.dumps(whole_fit(train_texts, valid_texts, args.seed, epochs, precision)))
         return

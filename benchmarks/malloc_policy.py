@@ -3,14 +3,17 @@
 With ``elmofeat.set_config(malloc_tuning=True)`` (an opt-in; the ``elmofeat`` command
 makes it), ``BiLM.fit`` and ``ElmoVectorizer``'s fits raise glibc's
 mmap threshold so that the large blocks a training step allocates and frees come back
-from the heap instead of being mapped and zeroed by the kernel at every step. This
-benchmark runs the default biLM's whole 1-epoch fit on the 7,600 AG News texts, then
-``embed_flat`` of 3,000 of them (outside the policy in both modes), in fresh processes, with the policy (the opt-in made) and
-without it (glibc's own dynamic threshold, the default),
-alternately, --pairs times. Each child reports the fit's wall seconds, the CPU seconds
-the kernel spent for it (system time), the peak resident memory above its baseline, and a digest
-of the fitted weights and of the layers, which must be equal in both modes: only where
-memory comes from changes.
+from the heap instead of being mapped and zeroed by the kernel at every step, and do not
+trim the heap until the fit ends. This benchmark runs the default biLM's whole 1-epoch
+fit on the 7,600 AG News texts, then ``embed_flat`` of 3,000 of them (outside the
+policy in every mode), in fresh processes, in three modes taken in turn, --pairs times,
+for each of --precisions: the policy; its former setting (the heap's top trimmed
+whenever more than 256 MiB lay free, which gave memory back at large swings of a step's
+working set only to fault it in again); and glibc's own dynamic threshold (the default,
+no opt-in). Each child reports the fit's wall seconds, the CPU seconds the kernel spent
+for it (system time), its minor page faults, the peak resident memory above its
+baseline, and a digest of the fitted weights and of the layers, which must be equal in
+every mode: only where memory comes from changes.
 
 The reference loop of ``bilm_pretrain_speed.py`` (full softmax, fp32: its logits are
 over 100 MB a step) runs under glibc's defaults there, as a plain script does; here it
@@ -18,8 +21,8 @@ also runs for --reference-seconds in fresh processes with and without the same p
 --reference-pairs times, to show what the policy would be worth to it.
 
 Writes benchmarks/results/malloc_policy.{json,md}.
-Run: python benchmarks/malloc_policy.py [--pairs 3] [--reference-pairs 2]
-     [--reference-seconds 45] [--data-home DIR]
+Run: python benchmarks/malloc_policy.py [--pairs 3] [--precisions auto fp32]
+     [--reference-pairs 2] [--reference-seconds 45] [--data-home DIR]
 """
 
 from __future__ import annotations
@@ -111,7 +114,7 @@ def run_child(mode: str, home: str, code: str = CHILD, *extra: str) -> dict:
     return result
 
 
-def fit_section(runs: list[dict], precision: str, pairs: int) -> tuple[str, dict]:
+def fit_section(runs: list[dict], precision: str) -> tuple[str, dict]:
     """The table of one precision's fits: (markdown, its figures)."""
     by_mode = {mode: [r for r in runs if r["mode"] == mode] for mode in MODES}
 
@@ -169,7 +172,7 @@ def main():
     figures = {}
     for precision in args.precisions:
         part, figures[precision] = fit_section(
-            [r for r in runs if r["precision"] == precision], precision, args.pairs)
+            [r for r in runs if r["precision"] == precision], precision)
         markdown += part
     markdown += (
         f"Weights and layers {'identical in every mode' if identical else 'DIFFER between modes'} "
