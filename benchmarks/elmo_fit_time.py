@@ -27,6 +27,8 @@ import sys
 
 from _common import markdown_table, write_results
 
+from elmofeat.mixes import DEFAULT_LAYER_MIX
+
 CHILD = r"""
 import bisect, json, re, sys, time
 import numpy as np
@@ -117,8 +119,8 @@ def main():
                      f"{r['pretrain_seconds']:.0f} s, {r['epochs']} epochs" if r["scratch"] else "none",
                      f"`{r['said']}`" if r["said"] else ""])
     markdown = ("### ElmoVectorizer().fit_transform: sentences and long documents\n\n"
-                "Fresh process per row, 2 CPU threads, frozen mix (no labels needed), "
-                "features of every document returned.\n\n"
+                f"Fresh process per row, 2 CPU threads, the default layer mix (`{DEFAULT_LAYER_MIX}`: "
+                "no labels needed), features of every document returned.\n\n"
                 + markdown_table(["vectorizer", "texts", "fit_transform seconds", "target",
                                   "of which biLM pretraining", "what verbose=True said first"],
                                  rows) + "\n")

@@ -9,7 +9,7 @@ LR get the same labels. Rows:
 * TF-IDF + LR, C=1 and C=10 (the labelled documents only: TF-IDF has no use for the rest);
 * GloVe 6B 50d mean + LR;
 * SVDVectorizer fitted on every training text, LR on the labelled ones;
-* ElmoVectorizer, frozen / trainable / mlp, with a biLM pretrained on every training
+* ElmoVectorizer, frozen / concatenated / trainable / mlp, with a biLM pretrained on every training
   text (defaults), LR on the labelled ones;
 * the same frozen features with ``SelfTrainingClassifier(LogisticRegression())``, fed
   every training text with ``y = -1`` for the unlabelled ones;
@@ -22,8 +22,8 @@ LR get the same labels. Rows:
 * ELMo + GloVe, frozen and trainable mixes: a second biLM pretrained on every training
   text with ``pretrained_vectors=<GloVe 6B 50d>`` (its token layer starts from GloVe).
 
-* the shipped general model (``en-small``, nothing pretrained): frozen, trainable and
-  MLP mixes, the frozen and trainable mixes with C searched, the frozen mix with
+* the shipped general model (``en-small``, nothing pretrained): frozen, concatenated,
+  trainable and MLP mixes, the frozen and trainable mixes with C searched, the frozen mix with
   self-training, and the frozen mix of a copy adapted (1 epoch) to every training text.
 
 Writes benchmarks/results/few_labels.{json,md}; ``--rows`` runs some rows only, and with
@@ -59,9 +59,9 @@ from elmofeat.datasets import get_data_home
 SIZES = (50, 200, 1000, None)  # None: every training label
 GENERAL = "en-small"  # the general model shipped with elmofeat
 ROWS = ("tfidf", "tfidf-c10", "tfidf-cv", "glove", "svd", "svd-cv", "elmo-frozen",
-        "elmo-trainable", "elmo-mlp", "elmo-frozen-selftraining", "elmo-frozen-cv",
+        "elmo-concat", "elmo-trainable", "elmo-mlp", "elmo-frozen-selftraining", "elmo-frozen-cv",
         "elmo-trainable-cv", "elmo-token", "elmo-glove-frozen", "elmo-glove-trainable",
-        "general-frozen", "general-trainable", "general-mlp", "general-frozen-cv",
+        "general-frozen", "general-concat", "general-trainable", "general-mlp", "general-frozen-cv",
         "general-trainable-cv", "general-frozen-selftraining", "general-adapted-frozen")
 GENERAL_ROWS = tuple(r for r in ROWS if r.startswith("general-"))
 DEFAULT_ELMO = tuple(r for r in ROWS if r.startswith("elmo-") and not r.startswith("elmo-glove")
@@ -72,6 +72,7 @@ TFIDF_ROWS = ("tfidf", "tfidf-c10", "tfidf-cv")
 CS = np.logspace(-3, 3, 19)
 LABELS = {"tfidf": "TF-IDF + LR", "tfidf-c10": "TF-IDF + LR (C=10)", "glove": "GloVe 50d mean",
           "svd": "SVDVectorizer (all texts)", "elmo-frozen": "ELMo frozen (all texts)",
+          "elmo-concat": "ELMo concatenated (all texts)",
           "elmo-trainable": "ELMo trainable (all texts)", "elmo-mlp": "ELMo MLP (all texts)",
           "elmo-frozen-selftraining": "ELMo frozen + SelfTrainingClassifier (all texts)",
           "tfidf-cv": "TF-IDF + LR (C searched)", "svd-cv": "SVDVectorizer (all texts), C searched",
@@ -81,7 +82,7 @@ LABELS = {"tfidf": "TF-IDF + LR", "tfidf-c10": "TF-IDF + LR (C=10)", "glove": "G
           "elmo-glove-frozen": "ELMo + GloVe frozen (all texts)",
           "elmo-glove-trainable": "ELMo + GloVe trainable (all texts)",
           "general-frozen": "ELMo en-small frozen", "general-trainable": "ELMo en-small trainable",
-          "general-mlp": "ELMo en-small MLP",
+          "general-concat": "ELMo en-small concatenated", "general-mlp": "ELMo en-small MLP",
           "general-frozen-cv": "ELMo en-small frozen, C searched",
           "general-trainable-cv": "ELMo en-small trainable, C searched",
           "general-frozen-selftraining": "ELMo en-small frozen + SelfTrainingClassifier (all texts)",

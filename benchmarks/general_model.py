@@ -209,8 +209,9 @@ def run_train(args, home: Path) -> None:
     print(f"saved {output} and {len(snapshots.states)} snapshots", flush=True)
 
 
-SUITE_ROWS = ("tfidf", "tfidf-c10", "glove", "general-frozen", "general-trainable",
-              "general-mlp", "general-adapted", "general-hybrid", "general-hybrid-search")
+SUITE_ROWS = ("tfidf", "tfidf-c10", "glove", "general-concat", "general-frozen",
+              "general-trainable", "general-mlp", "general-adapted", "general-hybrid",
+              "general-hybrid-search")
 
 
 def suite_table(path: Path) -> str:
@@ -285,7 +286,8 @@ copy to your texts first.
 Configuration chosen by the features (`python benchmarks/general_model.py candidates`):
 each candidate pretrained on the same {rows.get('glove-256', {}).get('words', 0):,}-word
 slice of the corpus, scored on the first split of each suite task with the frozen mix
-and LogisticRegression (C=1); `{name}` itself, scored the same way, last.
+and LogisticRegression (C=1); `{name}` itself, scored the same way, after them, then
+the rows that name another setting (adaptation, pooling, a hybrid and its C).
 
 {markdown_table(candidates[0], candidates[1:])}
 
@@ -293,7 +295,9 @@ and LogisticRegression (C=1); `{name}` itself, scored the same way, last.
 
 ```bash
 elmofeat pretrain --recipe {name} --data-home DATA --pretrained -o elmofeat/models/{name}
-python benchmarks/general_model.py card elmofeat/models/{name} --data-home DATA
+elmofeat benchmark --output docs/report --data-home DATA
+python benchmarks/general_model.py card elmofeat/models/{name} --data-home DATA \\
+    --suite docs/report/results.json
 ```
 
 ## Limits

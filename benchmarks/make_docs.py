@@ -178,6 +178,8 @@ def main():
     update_block(ROOT / "docs" / "choosing_features.md", "general", block, in_docs=True)
     update_block(ROOT / "docs" / "choosing_features.md", "own-texts",
                  paired_block(OWN_TEXT_ROWS, OWN_TEXT_LEAD), in_docs=True)
+    update_block(ROOT / "docs" / "choosing_features.md", "default-mix", mix_block(),
+                 in_docs=True)
 
 
 def update_readme():
@@ -211,12 +213,13 @@ def update_readme():
     readme.write_text(head + block + tail)
 
 
-GENERAL_ROWS = ("general-frozen", "general-trainable", "general-mlp", "general-adapted",
-                "general-hybrid", "general-hybrid-search", "elmo-frozen", "elmo-mlp")
+GENERAL_ROWS = ("general-concat", "general-frozen", "general-trainable", "general-mlp",
+                "general-adapted", "general-hybrid", "general-hybrid-search", "elmo-concat",
+                "elmo-frozen", "elmo-mlp")
 
 
-OWN_TEXT_ROWS = ("svd", "skipgram", "glove", "elmo-frozen", "elmo-trainable", "elmo-mlp",
-                 "elmo-glove-frozen", "elmo-glove-trainable", "elmo-glove-mlp", "hybrid",
+OWN_TEXT_ROWS = ("svd", "skipgram", "glove", "elmo-concat", "elmo-frozen", "elmo-trainable",
+                 "elmo-mlp", "elmo-glove-frozen", "elmo-glove-trainable", "elmo-glove-mlp", "hybrid",
                  "hybrid-search")
 GENERAL_LEAD = "The \"ELMo\" rows pretrain a biLM on each split's own training texts."
 OWN_TEXT_LEAD = ("Every ELMo row here pretrains its biLM on the split's own training texts "
@@ -267,6 +270,45 @@ def paired_block(methods, lead: str) -> str:
             "and in brackets the paired difference from the better TF-IDF row on the same "
             "splits: mean ± std in points, and the splits on which the row is above it "
             "(R8 has one split). " + lead + "\n\n" + "\n".join(lines))
+
+
+# Pairs of rows (the default mix, the mix it replaced) on the same biLM, compared split by
+# split in choosing_features.md.
+MIX_PAIRS = (("general-concat", "general-frozen"), ("elmo-concat", "elmo-frozen"))
+
+
+def mix_block() -> str:
+    """The concatenated mix against the frozen mix, split by split, on each biLM of the
+    suite's results: mean paired difference ± std in points, and the splits it wins."""
+    import json
+
+    from elmofeat.suite.methods import METHODS
+
+    path = REPORT / "results.json"
+    if not path.is_file():
+        return "_The suite has not run yet._"
+    results = json.loads(path.read_text())
+    keys = list(results["datasets"])
+    header = ["rows", *(results["datasets"][k]["title"] for k in keys)]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for row, against in MIX_PAIRS:
+        cells = []
+        for key in keys:
+            splits = results["datasets"][key]["splits"]
+            if not all(row in s["methods"] and against in s["methods"] for s in splits):
+                cells.append("not run")
+                continue
+            gaps = 100 * np.array([s["methods"][row]["accuracy"] - s["methods"][against]["accuracy"]
+                                   for s in splits])
+            cells.append(f"{gaps.mean():+.2f}" if len(gaps) == 1 else
+                         f"{gaps.mean():+.2f} ± {gaps.std():.2f}, {(gaps > 0).sum()}/{len(gaps)}")
+        lines.append(f"| {METHODS[row].label} minus {METHODS[against].label} | "
+                     + " | ".join(cells) + " |")
+    return ("From `" + REPORT_COMMAND + "` ([report](docs/report/report.md)): the paired "
+            "difference in accuracy, split by split, in points: mean ± std, and the splits "
+            "on which the first row is above the second (R8 has one split). Both rows use the "
+            "same biLM, the same LogisticRegression (C=1) and the same uniform weights.\n\n"
+            + "\n".join(lines))
 
 
 def update_block(path: Path, name: str, text: str, in_docs: bool = False) -> None:

@@ -75,9 +75,10 @@ def make_hybrid(elmo=None, *, tfidf=None, elmo_weight=DEFAULT_ELMO_WEIGHT) -> Fe
     task; its table is in ``docs/benchmarks.md``, section "Layer probe") scores weights
     from 0.05 to 1 against TF-IDF alone. 0.2 is the compromise; where it matters,
     search the weight with the pipeline's ``C`` and a biLM pretrained once (see
-    Examples). The suite's ``hybrid-search`` rows search it on every split (0, 0.05,
+    Examples). The suite's ``hybrid-search`` rows (run when named: ``elmofeat benchmark
+    --methods hybrid-search general-hybrid-search``) search it on every split (0, 0.05,
     0.1, 0.2 and 0.35) and its report gives their paired difference from TF-IDF, with
-    the spread over splits.
+    the spread over splits. It keeps the frozen mix, with which its weight was chosen.
 
     Examples
     --------

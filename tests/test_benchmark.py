@@ -59,8 +59,11 @@ def test_every_split_scores_every_method(results):
 def test_the_default_run_leaves_out_the_ablations_and_the_glove_started_elmo_rows():
     assert BenchmarkSettings().methods == default_methods()
     assert "general-frozen" in default_methods() and "elmo-frozen" in default_methods()
+    assert "general-concat" in default_methods() and "general-hybrid" in default_methods()
     left_out = set(METHODS.names()) - set(default_methods())
-    assert left_out and all(m.startswith("elmo-glove") or m.endswith("-unscaled") for m in left_out)
+    assert left_out and all(m.startswith("elmo-glove") or m.endswith(("-unscaled", "-search"))
+                            for m in left_out)
+    assert {"hybrid-search", "general-hybrid-search"} <= left_out
     assert BenchmarkSettings().bilms() == ("default", "general", "adapted")
 
 
@@ -126,7 +129,8 @@ def test_a_reference_range_selects_a_row_or_a_mix_group():
     methods = METHODS.names()
     assert reference.rows("svd", methods) == ["svd"]
     # A mix group: its rows only (not the ablations, the general model's or the hybrid's).
-    assert reference.rows("elmo", methods) == ["elmo-trainable", "elmo-frozen", "elmo-mlp"]
+    assert reference.rows("elmo", methods) == ["elmo-trainable", "elmo-frozen", "elmo-concat",
+                                               "elmo-mlp"]
     assert reference.rows("elmo-glove", ["svd", "elmo-glove-mlp", "general-mlp"]) == [
         "elmo-glove-mlp"]
     assert reference.rows("nothing", methods) == []
@@ -140,7 +144,7 @@ def test_settings_are_checked():
     with pytest.raises(ValueError, match="folds must be"):
         BenchmarkSettings(folds=1)
     assert BenchmarkSettings(methods=("elmo", "svd")).methods == (
-        "svd", "elmo-trainable", "elmo-frozen", "elmo-mlp")
+        "svd", "elmo-trainable", "elmo-frozen", "elmo-concat", "elmo-mlp")
     assert BenchmarkSettings(methods=("elmo-glove", "tfidf")).bilms() == ("glove",)
     assert BenchmarkSettings(methods=("anchors",)).bilms() == ()
     full = BenchmarkSettings()

@@ -64,7 +64,7 @@ def test_an_unsafe_folder_is_not_used(texts, tmp_path, kind):
         folder.symlink_to(real, target_is_directory=True)
     with pytest.warns(CacheWarning, match="not using the biLM cache folder"):
         features = ElmoVectorizer(BiLM(**TINY), cache_dir=folder).fit_transform(texts)
-    assert np.isfinite(features).all() and features.shape == (len(texts), 16)
+    assert np.isfinite(features).all() and features.shape == (len(texts), 48)
     assert list(real.iterdir()) == []  # nothing written into it
 
 
@@ -78,7 +78,7 @@ def test_a_planted_log_link_is_not_followed(texts, tmp_path):
     with pytest.warns(CacheWarning, match="could not write the biLM cache"):
         vec = ElmoVectorizer(BiLM(**TINY), cache_dir=folder).fit(texts)
     assert victim.read_text() == "precious\n"
-    assert vec.transform(texts[:2]).shape == (2, 16)
+    assert vec.transform(texts[:2]).shape == (2, 48)
 
 
 def _run_with_file_size_limit(code: str, limit_bytes: int, cwd) -> subprocess.CompletedProcess:
@@ -131,7 +131,7 @@ def test_a_full_cache_disk_warns_and_the_fit_goes_on(tmp_path):
         print("WARN", [str(w.message) for w in caught if "cache" in str(w.message)])
     """
     result = _run_with_file_size_limit(code, 20_000, cwd=os.getcwd())
-    assert "SHAPE (60, 128)" in result.stdout, result.stderr[-2000:]
+    assert "SHAPE (60, 384)" in result.stdout  # 3 concatenated 128-wide layers, result.stderr[-2000:]
     assert "could not write the biLM cache" in result.stdout
     assert "is full" in result.stdout
 

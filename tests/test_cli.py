@@ -62,13 +62,28 @@ def test_pretrain_resumes_from_its_checkpoint(corpus, tmp_path, capsys):
 def test_embed_with_a_bilm_writes_npy_and_parquet(saved_bilm, corpus, tmp_path):
     assert main(["embed", str(saved_bilm), str(corpus / "texts.txt"), "-o", str(tmp_path / "f.npy")]) == 0
     features = np.load(tmp_path / "f.npy")
-    assert features.shape == (len(TEXTS), 16) and features.dtype == np.float32
+    # The default mix, as ElmoVectorizer's: the three 16-wide layers side by side.
+    assert features.shape == (len(TEXTS), 48) and features.dtype == np.float32
     assert np.isfinite(features).all() and np.abs(features).sum() > 0
     assert main(["embed", str(saved_bilm), str(corpus / "texts.parquet"), "-o",
                  str(tmp_path / "f.parquet"), "--pooling", "meanmax"]) == 0
     frame = pd.read_parquet(tmp_path / "f.parquet")
-    assert frame.shape == (len(TEXTS), 32) and frame.columns[0].startswith("elmo")
-    np.testing.assert_allclose(frame.to_numpy()[:, :16], features, rtol=1e-5, atol=1e-6)
+    assert frame.shape == (len(TEXTS), 96) and frame.columns[0].startswith("elmo")
+    np.testing.assert_allclose(frame.to_numpy()[:, :48], features, rtol=1e-5, atol=1e-6)
+
+
+def test_embed_takes_any_mix_that_needs_no_labels(saved_bilm, corpus, tmp_path, capsys):
+    args = ["embed", str(saved_bilm), str(corpus / "texts.txt"), "--quiet"]
+    assert main([*args, "-o", str(tmp_path / "c.npy")]) == 0
+    assert main([*args, "-o", str(tmp_path / "f.npy"), "--layer-mix", "frozen"]) == 0
+    concat, frozen = np.load(tmp_path / "c.npy"), np.load(tmp_path / "f.npy")
+    assert frozen.shape == (len(TEXTS), 16)
+    # The frozen mix is the sum of the concatenation's blocks.
+    np.testing.assert_allclose(concat.reshape(len(TEXTS), 3, 16).sum(1), frozen,
+                               rtol=1e-4, atol=1e-5)
+    with pytest.raises(SystemExit):  # a mix learned from labels: embed has none
+        main([*args, "-o", str(tmp_path / "t.npy"), "--layer-mix", "trainable"])
+    assert "invalid choice: 'trainable'" in capsys.readouterr().err
 
 
 def test_embed_with_a_dumped_or_trusted_joblib_vectorizer_matches_transform(corpus, tmp_path, capsys):
@@ -171,7 +186,7 @@ def test_embed_a_file_of_blank_lines(tmp_path):
     assert main(["embed", str(tmp_path / "bilm.pt"), str(tmp_path / "blank.txt"),
                  "-o", str(tmp_path / "f.npy")]) == 0
     features = np.load(tmp_path / "f.npy")
-    assert features.shape == (3, 16) and not features.any()
+    assert features.shape == (3, 48) and not features.any()
 
 
 def test_embed_uses_the_feature_steps_of_a_pipeline_with_a_classifier(corpus, tmp_path, capsys):

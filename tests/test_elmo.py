@@ -61,13 +61,14 @@ def test_frozen_mix_scales_each_layer_to_unit_spread(corpus, bilm):
     X, _ = corpus
     layers = np.stack([d.mean(0) for d in bilm.embed(X)])  # (n_documents, 3, dim)
     spread = np.sqrt(layers.var(axis=0).mean(axis=-1))
-    vec = ElmoVectorizer(bilm, cache_dir=None, random_state=0).fit(X)
+    vec = ElmoVectorizer(bilm, layer_mix="frozen", cache_dir=None, random_state=0).fit(X)
     np.testing.assert_allclose(vec.layer_scales_, spread, rtol=1e-4)  # 119 < 2,048: every document
     np.testing.assert_allclose(vec.layer_weights_, [1 / 3] * 3)  # the weights keep their meaning
     expected = sum(layers[:, j] / spread[j] for j in range(3)) / 3
     np.testing.assert_allclose(vec.transform(X), expected, rtol=1e-4, atol=1e-5)
     # Selecting one layer: the features are that layer, divided by its spread.
-    only = ElmoVectorizer(bilm, mix_weights=[0, 1, 0], cache_dir=None).fit(X).transform(X)
+    only = ElmoVectorizer(bilm, layer_mix="frozen", mix_weights=[0, 1, 0],
+                          cache_dir=None).fit(X).transform(X)
     np.testing.assert_allclose(np.sqrt(only.var(axis=0).mean()), 1.0, rtol=1e-4)
     # Every mix divides the layers by the same spreads; the supervised ones learn shares.
     trainable = ElmoVectorizer(bilm, layer_mix="trainable", mix_epochs=1, cache_dir=None).fit(X, corpus[1])
@@ -106,7 +107,7 @@ def test_mlp_mix_width_and_features(corpus, bilm):
 
 @pytest.mark.parametrize("mix", ["trainable", "mlp"])
 def test_supervised_mix_without_labels_says_what_to_do(corpus, bilm, mix):
-    with pytest.raises(ValueError, match="pass y to fit.*layer_mix='frozen'"):
+    with pytest.raises(ValueError, match="pass y to fit.*layer_mix='concat'"):
         ElmoVectorizer(bilm, layer_mix=mix, cache_dir=None).fit(corpus[0])
 
 
@@ -248,11 +249,20 @@ def test_default_vectorizer_needs_no_labels(corpus, bilm):
     from sklearn.pipeline import make_pipeline
 
     X, _ = corpus
-    assert ElmoVectorizer().layer_mix == "frozen"
+    assert ElmoVectorizer().layer_mix == "concat"
     assert not ElmoVectorizer().__sklearn_tags__().target_tags.required
     labels = make_pipeline(ElmoVectorizer(bilm, cache_dir=None),
                            KMeans(n_clusters=4, n_init=2, random_state=0)).fit_predict(X)
     assert len(set(labels)) == 4
+    # The concatenated layers, each block a third of a scaled layer: the blocks add up
+    # to the frozen mix's features.
+    concat = ElmoVectorizer(bilm, cache_dir=None).fit(X)
+    frozen = ElmoVectorizer(bilm, layer_mix="frozen", cache_dir=None).fit(X)
+    features = concat.transform(X[:5])
+    assert features.shape == (5, 3 * bilm.output_dim_)
+    assert len(concat.get_feature_names_out()) == features.shape[1]
+    np.testing.assert_allclose(features.reshape(5, 3, -1).sum(1), frozen.transform(X[:5]),
+                               rtol=1e-4, atol=1e-5)
 
 
 def test_cross_fitted_mlp_features_stay_in_one_space(corpus, bilm):
@@ -425,7 +435,7 @@ def test_a_chunk_of_blank_documents_gives_zero_vectors(corpus, bilm, mix, poolin
 def test_parallel_transform_of_blank_documents(corpus, bilm):
     vec = ElmoVectorizer(bilm, cache_dir=None, n_jobs=2).fit(corpus[0])
     out = vec.transform([""] * 1100)
-    assert out.shape == (1100, 16) and not out.any()
+    assert out.shape == (1100, 48) and not out.any()  # 3 concatenated 16-wide layers
 
 
 def test_cv_must_partition_the_documents(corpus, bilm):

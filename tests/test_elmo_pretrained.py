@@ -154,7 +154,8 @@ def test_the_default_is_the_shipped_general_model(corpus, monkeypatch):
     assert vec.bilm_ is _bilm_cache.shared_pretrained("en-small")
     assert vec.bilm_.verbose is False  # no progress bars of the model's author
     features = vec.transform(["A smartphone with a great battery.", ""])
-    assert features.shape == (2, vec.bilm_.output_dim_) and np.isfinite(features).all()
+    # The default mix concatenates the three layers.
+    assert features.shape == (2, 3 * vec.bilm_.output_dim_) and np.isfinite(features).all()
     assert not features[1].any()  # an empty document is a zero vector
     # Words the 19th-century corpus lacks are read through their GloVe vectors.
     assert "smartphone" in vec.bilm_.vocabulary_.tokens[vec.bilm_.n_output_words_:]

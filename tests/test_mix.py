@@ -11,6 +11,7 @@ from elmofeat.elmo.labels import check_targets
 from elmofeat._pooling import pool_vectors
 from elmofeat.mixes import get_mix
 from elmofeat.mixes.base import MixData, MixSettings
+from elmofeat.mixes.concat import ConcatMix, fit_concat
 from elmofeat.mixes.mlp import MLPMix, ReluMix, alignment_documents, fit_alignment
 from elmofeat.mixes.scalar import LinearMix, ScalarMix, frozen_mix
 
@@ -32,11 +33,13 @@ def test_scalar_mix_is_elmo_equation():
 
 def _mixes(rng):
     return {"linear": LinearMix(np.array([0.2, 0.3, 0.5], np.float32), 1.5, [0.2, 0.3, 0.5], dim=4),
-            "relu": ReluMix(rng.randn(12, 6).astype(np.float32), rng.randn(6).astype(np.float32))}
+            "relu": ReluMix(rng.randn(12, 6).astype(np.float32), rng.randn(6).astype(np.float32)),
+            "concat": ConcatMix(np.array([0.5, 0.25, 2.0], np.float32), [1 / 3] * 3, dim=4)}
 
 
 @pytest.mark.parametrize("kind, pooling", [("linear", "mean"), ("linear", "max"),
-                                           ("relu", "mean"), ("relu", "meanmax")])
+                                           ("relu", "mean"), ("relu", "meanmax"),
+                                           ("concat", "mean"), ("concat", "meanmax")])
 def test_pooling_a_mix_equals_mixing_every_token_then_pooling(kind, pooling):
     rng = np.random.RandomState(0)
     layers = rng.randn(20, 3, 4).astype(np.float32)
@@ -48,7 +51,7 @@ def test_pooling_a_mix_equals_mixing_every_token_then_pooling(kind, pooling):
     assert direct.shape[1] == mix.n_features * (2 if pooling == "meanmax" else 1)
 
 
-@pytest.mark.parametrize("kind", ["linear", "relu"])
+@pytest.mark.parametrize("kind", ["linear", "relu", "concat"])
 def test_streamed_pieces_pool_like_the_whole_document(kind):
     rng = np.random.RandomState(1)
     mix = _mixes(rng)[kind]
@@ -122,6 +125,31 @@ def test_frozen_mix_is_a_linear_mix_with_fixed_shares():
                        ([0, 0, 0], "all zero")]:
         with pytest.raises(ValueError, match=match):
             frozen_mix(bad, scales, 8, rng)
+
+
+def test_concat_mix_puts_the_frozen_mix_terms_side_by_side():
+    scales = np.array([1.0, 2.0, 4.0], np.float32)
+    layers = np.random.RandomState(5).randn(7, 3, 8).astype(np.float32)
+    settings = MixSettings(pooling="mean", seed=0)
+    mix = fit_concat(MixData(scales, 8), None, settings)
+    assert isinstance(mix, ConcatMix) and mix.n_features == 24 and mix.gamma is None
+    np.testing.assert_allclose(mix.layer_weights, [1 / 3] * 3)
+    features = mix.apply(layers)
+    # Block j is layer j divided by its scale, times its share ...
+    for j in range(3):
+        np.testing.assert_allclose(features[:, 8 * j: 8 * (j + 1)], layers[:, j] / scales[j] / 3,
+                                   rtol=1e-6)
+    # ... so the blocks add up to the frozen mix of the same weights.
+    frozen = get_mix("frozen").fit_mix(MixData(scales, 8), None, settings)
+    np.testing.assert_allclose(features.reshape(7, 3, 8).sum(1), frozen.apply(layers),
+                               rtol=1e-5, atol=1e-6)
+    # The frozen mix's weights and their checks.
+    given = fit_concat(MixData(scales, 8), None, MixSettings("mean", 0, mix_weights=[0, 0, 1]))
+    np.testing.assert_array_equal(given.apply(layers)[:, :16], 0)
+    with pytest.raises(ValueError, match="all zero"):
+        fit_concat(MixData(scales, 8), None, MixSettings("mean", 0, mix_weights=[0, 0, 0]))
+    with pytest.raises(ValueError, match="3 layers of width 8"):
+        mix.apply(layers[:, :2])
 
 
 def test_fitted_mixes_pickle_as_numpy_arrays():

@@ -39,8 +39,8 @@ def _toy_vectorizer():
 
 
 def test_the_builtin_mixes_are_registered_in_order():
-    assert mixes.mix_names() == ("trainable", "frozen", "mlp")
-    assert not mixes.get_mix("frozen").needs_labels
+    assert mixes.mix_names() == ("trainable", "frozen", "concat", "mlp")
+    assert not mixes.get_mix("frozen").needs_labels and not mixes.get_mix("concat").needs_labels
     assert mixes.get_mix("trainable").commutes_with_mean_pooling
     assert not mixes.get_mix("mlp").commutes_with_mean_pooling
 

@@ -114,5 +114,5 @@ def test_the_elmo_rows_follow_the_mix_registry():
         rows = {spec.key: spec for spec in elmo_rows("elmo", "ELMo", "default", "elmo")}
     finally:
         mixes.unregister("top")
-    assert list(rows) == ["elmo-trainable", "elmo-frozen", "elmo-mlp", "elmo-top"]
+    assert list(rows) == ["elmo-trainable", "elmo-frozen", "elmo-concat", "elmo-mlp", "elmo-top"]
     assert rows["elmo-top"].label == "ELMo, top-layer mix" and rows["elmo-top"].mix_group == "elmo"

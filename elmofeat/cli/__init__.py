@@ -19,9 +19,10 @@ COMMANDS = {
                  "Pretrain an ELMo-style biLM on texts and save it (BiLM.save format). "
                  "With --checkpoint-dir, running the same command again resumes."),
     "embed": (embed, "turn texts into document features with a saved model",
-              "Document features from a saved BiLM (frozen layer mix, pooled, layers divided "
-              "by the spread the model measured on its pretraining texts) or a fitted "
-              "vectorizer / pipeline saved with elmofeat.dump, written as .npy or .parquet. "
+              "Document features from a saved BiLM (a layer mix that needs no labels, "
+              "--layer-mix; pooled; layers divided by the spread the model measured on its "
+              "pretraining texts) or a fitted vectorizer / pipeline saved with "
+              "elmofeat.dump, written as .npy or .parquet. "
               "A document's features do not depend on the other documents of the input; an "
               "empty input gives an empty (0 x n_features) result."),
     "benchmark": (benchmark, "run the task suite (TF-IDF, GloVe, SVD, skip-gram, ELMo, "

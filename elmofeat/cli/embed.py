@@ -9,9 +9,15 @@ from pathlib import Path
 import numpy as np
 
 from .._files import atomic_path
+from ..mixes import DEFAULT_LAYER_MIX, get_mix, mix_names
 from ._inputs import read_texts
 
 FORMATS = (".npy", ".parquet")
+
+
+def _label_free_mixes() -> list[str]:
+    """The registered mixes that need no labels: the ones ``embed`` can apply."""
+    return [name for name in mix_names() if not get_mix(name).needs_labels]
 
 
 def add_arguments(parser) -> None:
@@ -26,8 +32,11 @@ def add_arguments(parser) -> None:
     parser.add_argument("--column", help="text column of a CSV/TSV/Parquet input (default: 'text')")
     parser.add_argument("--pooling", choices=["mean", "max", "meanmax"], default="mean",
                         help="with a BiLM: how token vectors become one document vector")
+    parser.add_argument("--layer-mix", choices=_label_free_mixes(), default=DEFAULT_LAYER_MIX,
+                        help="with a BiLM: how a token's layers become one vector, a mix that "
+                        f"needs no labels (default: {DEFAULT_LAYER_MIX}, as ElmoVectorizer's)")
     parser.add_argument("--mix-weights", type=float, nargs="+", metavar="W",
-                        help="with a BiLM: frozen weight of each layer (default: uniform)")
+                        help="with a BiLM: fixed weight of each layer (default: uniform)")
     parser.add_argument("--n-jobs", type=int, default=None,
                         help="with a BiLM: parallel workers for the transform (default: 1)")
     parser.add_argument("--data-home", help="dataset folder for dataset names")
@@ -39,7 +48,7 @@ def add_arguments(parser) -> None:
 
 def load_model(path: Path, args, texts):
     """A fitted transformer of texts: the elmofeat.dump (or, trusted, joblib) file's, or
-    a frozen-mix ElmoVectorizer around a saved BiLM."""
+    an ElmoVectorizer with a mix that needs no labels around a saved BiLM."""
     from .._persistence import is_skops_file, load
 
     if path.is_file() and is_skops_file(path):
@@ -57,10 +66,10 @@ def load_model(path: Path, args, texts):
             print(f"{path} was saved before biLMs measured their layers' spread: its layers "
                   "are mixed unscaled (fit the biLM again, or save a fitted ElmoVectorizer "
                   "with elmofeat.dump, for scaled layers)", file=sys.stderr, flush=True)
-        vectorizer = ElmoVectorizer(bilm, layer_mix="frozen", mix_weights=args.mix_weights,
+        vectorizer = ElmoVectorizer(bilm, layer_mix=args.layer_mix, mix_weights=args.mix_weights,
                                     scale_layers=scales, pooling=args.pooling,
                                     n_jobs=args.n_jobs, cache_dir=None, verbose=not args.quiet)
-        # Its frozen mix, with the model's scales, learns nothing from texts.
+        # Its mix, with fixed weights and the model's scales, learns nothing from texts.
         return vectorizer.fit([""])
     elif not args.trust_pickle:
         # Checked before the file is opened as a pickle: unpickling runs code.

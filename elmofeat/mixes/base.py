@@ -67,6 +67,36 @@ class MixSettings:
     threads: object = field(default=None, compare=False, repr=False)
 
 
+#: The largest fixed weight: features are float32, and layer values reach about 1e2.
+MAX_MIX_WEIGHT = 1e6
+
+
+def fixed_shares(mix_weights, n_layers: int, random_state: np.random.RandomState) -> np.ndarray:
+    """The layers' shares of a mix with fixed weights (``ElmoVectorizer(mix_weights=...)``):
+    uniform (None), seeded draws in [0.5, 1] (``"random"``, as in the reference
+    experiment), or the user's, one per layer; a ``ValueError`` names what is wrong."""
+    if mix_weights is None:
+        return np.full(n_layers, 1.0 / n_layers, dtype=np.float32)
+    if isinstance(mix_weights, str):
+        if mix_weights != "random":
+            raise ValueError(f"mix_weights must be None, 'random' or a sequence, got {mix_weights!r}")
+        return random_state.uniform(0.5, 1.0, size=n_layers).astype(np.float32)
+    weights = np.asarray(mix_weights, dtype=np.float64)
+    if weights.shape != (n_layers,) or not np.isfinite(weights).all():
+        raise ValueError(
+            f"mix_weights must be {n_layers} finite numbers (one per layer), got {mix_weights!r}"
+        )
+    if not weights.any():
+        raise ValueError("mix_weights are all zero: every feature would be 0; give at least "
+                         "one layer a weight")
+    if np.abs(weights).max() > MAX_MIX_WEIGHT:
+        # Finite in float64, but the float32 features would overflow to inf.
+        raise ValueError(f"mix_weights must be at most {MAX_MIX_WEIGHT:g} in magnitude (they "
+                         f"are the layers' shares; larger ones overflow float32 features), "
+                         f"got {mix_weights!r}")
+    return weights.astype(np.float32)
+
+
 def pool_layers(layers: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     """Mean of every layer per document: ``(n_tokens, n_layers, dim) -> (n_documents,
     n_layers, dim)``; what a linear mix with mean pooling needs."""

@@ -18,12 +18,8 @@ import torch
 from torch import nn
 
 from ..runtime.torch_helpers import seeded
-from .base import FittedMix, MixData, MixSettings, pool_layers
+from .base import FittedMix, MixData, MixSettings, fixed_shares, pool_layers
 from .head import train_with_head
-
-#: The largest frozen weight: features are float32, and layer values reach about 1e2.
-MAX_MIX_WEIGHT = 1e6
-
 
 class LinearMix(FittedMix):
     """``gamma * sum_j weights_j h_j``: the fitted ``"trainable"`` or ``"frozen"`` mix.
@@ -143,30 +139,10 @@ def scales_tensor(layer_scales, n_layers: int) -> torch.Tensor:
 
 def frozen_mix(mix_weights, layer_scales: np.ndarray, dim: int,
                random_state: np.random.RandomState) -> LinearMix:
-    """The frozen mix: uniform weights (None), the user's, or ``"random"`` draws in
-    [0.5, 1], each a share of the layers divided by ``layer_scales``."""
-    n_layers = len(layer_scales)
-    if mix_weights is None:
-        shares = np.full(n_layers, 1.0 / n_layers, dtype=np.float32)
-    elif isinstance(mix_weights, str):
-        if mix_weights != "random":
-            raise ValueError(f"mix_weights must be None, 'random' or a sequence, got {mix_weights!r}")
-        shares = random_state.uniform(0.5, 1.0, size=n_layers).astype(np.float32)
-    else:
-        weights = np.asarray(mix_weights, dtype=np.float64)
-        if weights.shape != (n_layers,) or not np.isfinite(weights).all():
-            raise ValueError(
-                f"mix_weights must be {n_layers} finite numbers (one per layer), got {mix_weights!r}"
-            )
-        if not weights.any():
-            raise ValueError("mix_weights are all zero: every feature would be 0; give at least "
-                             "one layer a weight")
-        if np.abs(weights).max() > MAX_MIX_WEIGHT:
-            # Finite in float64, but the float32 features would overflow to inf.
-            raise ValueError(f"mix_weights must be at most {MAX_MIX_WEIGHT:g} in magnitude (they "
-                             f"are the layers' shares; larger ones overflow float32 features), "
-                             f"got {mix_weights!r}")
-        shares = weights.astype(np.float32)
+    """The frozen mix: the shares :func:`~elmofeat.mixes.base.fixed_shares` gives (uniform,
+    the user's, or ``"random"`` draws), each a share of the layers divided by
+    ``layer_scales``."""
+    shares = fixed_shares(mix_weights, len(layer_scales), random_state)
     return LinearMix(shares / layer_scales, 1.0, shares, dim)
 
 

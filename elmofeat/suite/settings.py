@@ -38,7 +38,7 @@ class BenchmarkSettings:
     --------
     >>> settings = BenchmarkSettings(methods=("svd", "elmo"), datasets=("cr",))
     >>> settings.methods
-    ('svd', 'elmo-trainable', 'elmo-frozen', 'elmo-mlp')
+    ('svd', 'elmo-trainable', 'elmo-frozen', 'elmo-concat', 'elmo-mlp')
     >>> settings.n_folds("cr"), BenchmarkSettings.quick_run().n_folds("cr")
     (10, 2)
     >>> BenchmarkSettings(datasets=("ag_news",), sizes={"ag_news_documents": 100}).size(
