@@ -28,7 +28,7 @@ COMMANDS = {
     "benchmark": (benchmark, "run the task suite (TF-IDF, GloVe, SVD, skip-gram, ELMo, "
                   "hybrid) and write a report",
                   "The suite: AG News, R8, CR and MPQA; TF-IDF and GloVe anchors, SVD, "
-                  "skip-gram, ELMo (three mixes, with and without GloVe) and the TF-IDF + "
+                  "skip-gram, ELMo (every layer mix, with and without GloVe) and the TF-IDF + "
                   "ELMo hybrid, each with its defaults + LogisticRegression; every biLM is "
                   "pretrained on the training part of each split only. Writes results.json, "
                   "report.md and PNG figures to --output."),

@@ -191,7 +191,7 @@ def render_markdown(results: dict, summary: dict, figures: dict) -> str:
         "max_iter=3000)` (C=1; the second TF-IDF row and the hybrid use C=10). ELMo: per "
         "training split one `BiLM()` (word embedding started from the split's own SVD "
         "vectors) and, for the \"+ GloVe\" rows, one `BiLM(pretrained_vectors=<GloVe 6B "
-        "50d>)`, each shared by its three mixes. The hybrid is `make_hybrid()` (TF-IDF "
+        "50d>)`, each shared by its mixes. The hybrid is `make_hybrid()` (TF-IDF "
         "and ELMo features side by side); its \"weight searched\" row chooses the ELMo "
         "block's weight (0, 0.05, 0.1, 0.2 or 0.35; 0 is TF-IDF alone) by `GridSearchCV` "
         "(stratified 3-fold, training documents only) on the split's pretrained biLM. "

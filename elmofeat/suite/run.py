@@ -85,7 +85,7 @@ def _environment() -> dict:
 
 
 def _memory_budget() -> int:
-    """Bytes of layer representations kept between the three mixes of a split."""
+    """Bytes of layer representations kept between the mixes of a split."""
     try:
         physical = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError, AttributeError):  # pragma: no cover - non-POSIX
