@@ -246,3 +246,14 @@ class FittedMix:
 
     def _after_pooling(self, pooled: np.ndarray, offsets: np.ndarray) -> np.ndarray:
         return pooled
+
+
+class LinearInLayers(FittedMix):
+    """A fitted mix that is linear in the layers (a weighted sum, a weighted
+    concatenation): mixing then mean pooling equals pooling every layer then mixing, so
+    with mean pooling it mixes the (far fewer) pooled vectors; the result is the same."""
+
+    def pool(self, layers, offsets, pooling):
+        if pooling == "mean":
+            return self.apply(pool_layers(layers, offsets))
+        return super().pool(layers, offsets, pooling)

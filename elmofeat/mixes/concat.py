@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import FittedMix, MixData, MixSettings, fixed_shares, pool_layers
+from .base import LinearInLayers, MixData, MixSettings, fixed_shares
 
 
-class ConcatMix(FittedMix):
+class ConcatMix(LinearInLayers):
     """``[weights_0 h_0; ...; weights_L h_L]``: the fitted ``"concat"`` mix.
 
     Parameters
@@ -63,13 +63,6 @@ class ConcatMix(FittedMix):
                              f"got layers of shape {layers.shape}")
         scaled = layers * self.weights[None, :, None]
         return scaled.reshape(n_tokens, n_layers * dim).astype(np.float32, copy=False)
-
-    def pool(self, layers, offsets, pooling):
-        # Linear in the layers: mean pooling first gives the same features from far
-        # fewer rows.
-        if pooling == "mean":
-            return self.apply(pool_layers(layers, offsets))
-        return super().pool(layers, offsets, pooling)
 
     def __repr__(self):
         return f"ConcatMix(shares={np.round(self.shares, 3).tolist()}, dim={self.dim})"

@@ -18,10 +18,10 @@ import torch
 from torch import nn
 
 from ..runtime.torch_helpers import seeded
-from .base import FittedMix, MixData, MixSettings, fixed_shares, pool_layers
+from .base import LinearInLayers, MixData, MixSettings, fixed_shares
 from .head import train_with_head
 
-class LinearMix(FittedMix):
+class LinearMix(LinearInLayers):
     """``gamma * sum_j weights_j h_j``: the fitted ``"trainable"`` or ``"frozen"`` mix.
 
     Parameters
@@ -56,13 +56,6 @@ class LinearMix(FittedMix):
 
     def apply(self, layers):
         return (self.gamma * np.einsum("tld,l->td", layers, self.weights)).astype(np.float32)
-
-    def pool(self, layers, offsets, pooling):
-        # A linear mix commutes with mean pooling: pool each layer first, then mix the
-        # (far fewer) pooled vectors; the result is the same.
-        if pooling == "mean":
-            return self.apply(pool_layers(layers, offsets))
-        return super().pool(layers, offsets, pooling)
 
     def __repr__(self):
         return f"LinearMix(shares={np.round(self.shares, 3).tolist()}, gamma={float(self.gamma):.3g})"
