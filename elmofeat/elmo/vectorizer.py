@@ -366,7 +366,7 @@ class ElmoVectorizer(BaseTextVectorizer):
         "bilm": [BiLM, str, os.PathLike, None],
         "adapt_epochs": [positive_int(0)],
         "layer_mix": [RegisteredOptions(mix_names)],  # elmofeat.mixes' registry
-        "mix_weights": [StrOptions({"random"}), "array-like", None],  # values: frozen_mix
+        "mix_weights": [StrOptions({"random"}), "array-like", None],  # values: mixes.base.fixed_shares
         "scale_layers": ["boolean", StrOptions({"bilm"})],
         "cv": ["cv_object"],
         "mlp_dim": [positive_int()],
