@@ -23,7 +23,8 @@ LR get the same labels. Rows:
   text with ``pretrained_vectors=<GloVe 6B 50d>`` (its token layer starts from GloVe).
 
 * the shipped general model (``en-small``, nothing pretrained): frozen, concatenated,
-  trainable and MLP mixes, the frozen and trainable mixes with C searched, the frozen mix with
+  trainable and MLP mixes, the frozen, concatenated and trainable mixes with C searched,
+  the frozen mix with
   self-training, and the frozen mix of a copy adapted (1 epoch) to every training text.
 
 Writes benchmarks/results/few_labels.{json,md}; ``--rows`` runs some rows only, and with
@@ -62,7 +63,8 @@ ROWS = ("tfidf", "tfidf-c10", "tfidf-cv", "glove", "svd", "svd-cv", "elmo-frozen
         "elmo-concat", "elmo-trainable", "elmo-mlp", "elmo-frozen-selftraining", "elmo-frozen-cv",
         "elmo-trainable-cv", "elmo-token", "elmo-glove-frozen", "elmo-glove-trainable",
         "general-frozen", "general-concat", "general-trainable", "general-mlp", "general-frozen-cv",
-        "general-trainable-cv", "general-frozen-selftraining", "general-adapted-frozen")
+        "general-concat-cv", "general-trainable-cv", "general-frozen-selftraining",
+        "general-adapted-frozen")
 GENERAL_ROWS = tuple(r for r in ROWS if r.startswith("general-"))
 DEFAULT_ELMO = tuple(r for r in ROWS if r.startswith("elmo-") and not r.startswith("elmo-glove")
                      and r != "elmo-token")
@@ -84,6 +86,7 @@ LABELS = {"tfidf": "TF-IDF + LR", "tfidf-c10": "TF-IDF + LR (C=10)", "glove": "G
           "general-frozen": "ELMo en-small frozen", "general-trainable": "ELMo en-small trainable",
           "general-concat": "ELMo en-small concatenated", "general-mlp": "ELMo en-small MLP",
           "general-frozen-cv": "ELMo en-small frozen, C searched",
+          "general-concat-cv": "ELMo en-small concatenated, C searched",
           "general-trainable-cv": "ELMo en-small trainable, C searched",
           "general-frozen-selftraining": "ELMo en-small frozen + SelfTrainingClassifier (all texts)",
           "general-adapted-frozen": "ELMo en-small adapted to all texts (1 epoch), frozen"}
