@@ -219,8 +219,8 @@ GENERAL_ROWS = ("general-concat", "general-frozen", "general-trainable", "genera
 
 
 OWN_TEXT_ROWS = ("svd", "skipgram", "glove", "elmo-concat", "elmo-frozen", "elmo-trainable",
-                 "elmo-mlp", "elmo-glove-frozen", "elmo-glove-trainable", "elmo-glove-mlp", "hybrid",
-                 "hybrid-search")
+                 "elmo-mlp", "elmo-glove-frozen", "elmo-glove-trainable", "elmo-glove-mlp",
+                 "hybrid", "hybrid-search")
 GENERAL_LEAD = "The \"ELMo\" rows pretrain a biLM on each split's own training texts."
 OWN_TEXT_LEAD = ("Every ELMo row here pretrains its biLM on the split's own training texts "
                  "(\"+ GloVe\": its word layer starts from GloVe 6B 50d); the hybrid rows use "
@@ -231,6 +231,14 @@ def general_block() -> str:
     """The shipped general model's rows against TF-IDF, split by split, from the suite's
     results (docs/report/results.json): mean accuracy and the paired difference."""
     return paired_block(GENERAL_ROWS, GENERAL_LEAD)
+
+
+def gap_cell(gap: dict) -> str:
+    """A paired difference (``elmofeat.suite.paired``) in points: mean, and with several
+    splits its std and the splits above."""
+    if gap["splits"] == 1:
+        return f"{100 * gap['mean']:+.2f}"
+    return f"{100 * gap['mean']:+.2f} ± {100 * gap['std']:.2f}, {gap['above']}/{gap['splits']}"
 
 
 def paired_block(methods, lead: str) -> str:
@@ -253,11 +261,6 @@ def paired_block(methods, lead: str) -> str:
     header = ["row", *(results["datasets"][k]["title"] for k in keys)]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
 
-    def short(gap):
-        if gap["splits"] == 1:
-            return f"{100 * gap['mean']:+.2f}"
-        return f"{100 * gap['mean']:+.2f} ± {100 * gap['std']:.2f}, {gap['above']}/{gap['splits']}"
-
     def mean(key, method):
         return np.mean([s["methods"][method]["accuracy"] for s in results["datasets"][key]["splits"]])
 
@@ -265,7 +268,7 @@ def paired_block(methods, lead: str) -> str:
         f"{mean(k, best_tfidf(results['datasets'][k])):.4f}" for k in keys) + " |")
     for method in rows:
         lines.append(f"| {METHODS[method].label} | " + " | ".join(
-            f"{mean(k, method):.4f} ({short(gaps[k][method])})" for k in keys) + " |")
+            f"{mean(k, method):.4f} ({gap_cell(gaps[k][method])})" for k in keys) + " |")
     return ("From `" + REPORT_COMMAND + "` ([report](docs/report/report.md)): mean accuracy, "
             "and in brackets the paired difference from the better TF-IDF row on the same "
             "splits: mean ± std in points, and the splits on which the row is above it "
@@ -283,6 +286,7 @@ def mix_block() -> str:
     import json
 
     from elmofeat.suite.methods import METHODS
+    from elmofeat.suite.paired import paired_gap
 
     path = REPORT / "results.json"
     if not path.is_file():
@@ -292,16 +296,8 @@ def mix_block() -> str:
     header = ["rows", *(results["datasets"][k]["title"] for k in keys)]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for row, against in MIX_PAIRS:
-        cells = []
-        for key in keys:
-            splits = results["datasets"][key]["splits"]
-            if not all(row in s["methods"] and against in s["methods"] for s in splits):
-                cells.append("not run")
-                continue
-            gaps = 100 * np.array([s["methods"][row]["accuracy"] - s["methods"][against]["accuracy"]
-                                   for s in splits])
-            cells.append(f"{gaps.mean():+.2f}" if len(gaps) == 1 else
-                         f"{gaps.mean():+.2f} ± {gaps.std():.2f}, {(gaps > 0).sum()}/{len(gaps)}")
+        gaps = [paired_gap(results["datasets"][key], row, against) for key in keys]
+        cells = ["not run" if gap is None else gap_cell(gap) for gap in gaps]
         lines.append(f"| {METHODS[row].label} minus {METHODS[against].label} | "
                      + " | ".join(cells) + " |")
     return ("From `" + REPORT_COMMAND + "` ([report](docs/report/report.md)): the paired "

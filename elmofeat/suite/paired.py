@@ -23,6 +23,18 @@ def best_tfidf(dataset: dict) -> str | None:
     return max(means, key=means.get) if means else None
 
 
+def paired_gap(dataset: dict, method: str, against: str) -> dict | None:
+    """``method`` minus ``against`` split by split on one task: ``{"mean", "std", "above",
+    "splits", "against"}`` (accuracy fractions); None unless every split has both rows."""
+    splits = dataset["splits"]
+    if not splits or not all(method in s["methods"] and against in s["methods"] for s in splits):
+        return None
+    gaps = np.array([s["methods"][method]["accuracy"] - s["methods"][against]["accuracy"]
+                     for s in splits])
+    return {"mean": float(gaps.mean()), "std": float(gaps.std()),
+            "above": int((gaps > 0).sum()), "splits": len(gaps), "against": against}
+
+
 def paired_differences(results: dict) -> dict:
     """``{task: {method: {"mean", "std", "above", "splits", "against"}}}`` for every
     method that is not TF-IDF, against the task's better TF-IDF row."""
@@ -33,11 +45,7 @@ def paired_differences(results: dict) -> dict:
             continue
         out[key] = {}
         for method in results["settings"]["methods"]:
-            if method in TFIDF_ROWS or not all(method in s["methods"] for s in dataset["splits"]):
-                continue
-            gaps = np.array([s["methods"][method]["accuracy"] - s["methods"][reference]["accuracy"]
-                             for s in dataset["splits"]])
-            out[key][method] = {"mean": float(gaps.mean()), "std": float(gaps.std()),
-                                "above": int((gaps > 0).sum()), "splits": len(gaps),
-                                "against": reference}
+            gap = None if method in TFIDF_ROWS else paired_gap(dataset, method, reference)
+            if gap is not None:
+                out[key][method] = gap
     return out
