@@ -18,6 +18,8 @@ each adapted on the first split's training texts and scored as above.
 max, meanmax), scored as above.
 ``hybrid NAME=PATH``: ``make_hybrid`` of a pretrained model with each mix (weight 0.2,
 ``LogisticRegression(C=10)``), beside TF-IDF alone at C=10, on the same splits.
+``penalty NAME=PATH``: LogisticRegression's C (0.03 to 10) for TF-IDF and for the
+frozen and concatenated mixes of a pretrained model, scored as above.
 ``card FOLDER``: the model card (README.md) of a pretrained-model folder, from these
 results, the held-out perplexity and (``--suite results.json``) the suite's rows.
 
@@ -29,6 +31,7 @@ Run: python benchmarks/general_model.py candidates [--tokens 3000000] [--data-ho
      python benchmarks/general_model.py adapt NAME=PATH [--learning-rates ...] [--epochs ...]
      python benchmarks/general_model.py pooling NAME=PATH
      python benchmarks/general_model.py hybrid NAME=PATH
+     python benchmarks/general_model.py penalty NAME=PATH
      python benchmarks/general_model.py scales FOLDER   (layer scales into config.json)
 """
 
@@ -54,6 +57,7 @@ from elmofeat.bilm.corpus import TextFiles
 from elmofeat.datasets import get_data_home
 
 TASKS = ("ag_news", "r8", "cr", "mpqa")
+PENALTIES = (0.03, 0.1, 0.3, 1.0, 10.0)  # the C of the penalty stage
 CANDIDATES = {
     "char-256": dict(token_layer="char"),
     "glove-256": dict(token_layer="word", pretrained_vectors="GLOVE", pretrained_words=100_000),
@@ -98,7 +102,8 @@ def accuracy(vectorizer, split, C=1.0) -> float:
 
 def probe(bilm, splits) -> dict:
     """Frozen-mix accuracy of ``bilm``'s features on each task's first split."""
-    return {task: accuracy(ElmoVectorizer(bilm, cache_dir=None, random_state=0), split)
+    return {task: accuracy(ElmoVectorizer(bilm, layer_mix="frozen", cache_dir=None,
+                                          random_state=0), split)
             for task, split in splits.items()}
 
 
@@ -346,8 +351,8 @@ def run_pooling(args, home: Path) -> None:
     name, _, model_path = args.models[0].partition("=")
     bilm = BiLM.from_pretrained(model_path)
     for pooling in ("mean", "max", "meanmax"):
-        scores = {task: accuracy(ElmoVectorizer(bilm, pooling=pooling, cache_dir=None,
-                                                random_state=0), split)
+        scores = {task: accuracy(ElmoVectorizer(bilm, layer_mix="frozen", pooling=pooling,
+                                                cache_dir=None, random_state=0), split)
                   for task, split in splits.items()}
         key = f"{name}, frozen mix, pooling={pooling}"
         rows[key] = {"config": json.dumps({"pooling": pooling}), "accuracy": scores}
@@ -381,7 +386,8 @@ def run_hybrid(args, home: Path) -> None:
 
 
 def accuracy_of(bilm, split) -> float:
-    return accuracy(ElmoVectorizer(bilm, cache_dir=None, random_state=0), split)
+    return accuracy(ElmoVectorizer(bilm, layer_mix="frozen", cache_dir=None, random_state=0),
+                    split)
 
 
 def write(rows: dict, tokens: int, stored_environment: dict | None = None) -> None:
@@ -428,10 +434,37 @@ def run_scales(args, home: Path) -> None:
     print(folder, config["layer_scales"])
 
 
+def run_penalty(args, home: Path) -> None:
+    """LogisticRegression's C for the label-free mixes of a pretrained model (frozen, and
+    concatenated: ``ElmoVectorizer``'s default) and for TF-IDF, scored as the candidates
+    are: what a search over ``clf__C`` should span for each."""
+    splits = first_splits(home)
+    rows = stored_rows()
+    name, _, model_path = args.models[0].partition("=")
+    bilm = BiLM.from_pretrained(model_path)
+    features = {"TF-IDF": lambda: TfidfVectorizer(sublinear_tf=True)}
+    for mix in ("frozen", "concat"):
+        features[f"{name} ({mix} mix)"] = lambda mix=mix: ElmoVectorizer(
+            bilm, layer_mix=mix, cache_dir=None, random_state=0)
+    for label, make in features.items():
+        scores = {C: {} for C in PENALTIES}
+        for task, split in splits.items():
+            vectorizer = make()  # the features once per task, then every C on them
+            train, test = vectorizer.fit_transform(split.X_train), vectorizer.transform(split.X_test)
+            for C in PENALTIES:
+                clf = LogisticRegression(max_iter=3000, C=C).fit(train, split.y_train)
+                scores[C][task] = float(np.mean(clf.predict(test) == split.y_test))
+        for C, accuracy_by_task in scores.items():
+            key = f"{label} + LR (C={C:g})"
+            rows[key] = {"config": json.dumps({"C": C}), "accuracy": accuracy_by_task}
+            print(key, accuracy_by_task, flush=True)
+        write(rows, args.tokens)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("stage", choices=["candidates", "probe", "card", "train", "adapt",
-                                          "pooling", "hybrid", "scales"])
+                                          "pooling", "hybrid", "penalty", "scales"])
     parser.add_argument("--learning-rates", type=float, nargs="+", default=[2e-3, 5e-4],
                         help="adapt: learning rates to try")
     parser.add_argument("--epochs", type=int, nargs="+", default=[1],
@@ -453,7 +486,7 @@ def main():
     home = Path(get_data_home(args.data_home))
     stages = {"candidates": run_candidates, "probe": run_probe, "card": run_card,
               "train": run_train, "adapt": run_adapt, "pooling": run_pooling,
-              "hybrid": run_hybrid,
+              "hybrid": run_hybrid, "penalty": run_penalty,
               "scales": run_scales}
     stages[args.stage](args, home)
 

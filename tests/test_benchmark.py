@@ -267,6 +267,39 @@ def test_rows_of_another_run_join_an_existing_report(data_home, tmp_path, capsys
     assert json.loads((out / "results.json").read_text()) == joined
 
 
+def test_a_joined_run_keeps_its_labels_and_says_which_rows_a_later_run_replaced():
+    from dataclasses import replace as changed
+
+    from elmofeat.suite.report import _joined_methods
+    from elmofeat.suite.run import merge_results
+
+    def run(methods, started):
+        split = {"name": "s", "train_size": 4, "test_size": 2, "seed": 0,
+                 "methods": {m: {"accuracy": 0.5} for m in methods}}
+        return {"settings": {"methods": methods, "seed": 0}, "command": f"run {started}",
+                "started": started, "wall_seconds": 60.0, "estimated_seconds": 60.0,
+                "environment": {"elmofeat": "x"}, "datasets": {"cr": {"splits": [split]}}}
+
+    base = run(["tfidf"], "t0")
+    first = merge_results(base, run(["svd", "skipgram"], "t1"))
+    assert first["added_runs"][0]["labels"]["svd"] == METHODS["svd"].label
+    # The SVD row changes its label after the first join, then is run again.
+    original = METHODS["svd"]
+    METHODS.register(changed(original, label="SVD, renamed"), replace=True)
+    try:
+        second = merge_results(first, run(["svd"], "t2"))
+    finally:
+        METHODS.register(original, replace=True)
+    earlier, later = second["added_runs"]
+    text = _joined_methods(earlier, [later])
+    assert text.startswith(METHODS["skipgram"].label)
+    assert f"its rows of {first['added_runs'][0]['labels']['svd']} were replaced" in text
+    assert _joined_methods(later, []) == "SVD, renamed"
+    # Runs joined before labels were stored: replaced rows go by their method name.
+    del earlier["labels"]
+    assert "its rows of `svd` were replaced" in _joined_methods(earlier, [later])
+
+
 def _synthetic(accuracies: dict, seconds: float = 60.0) -> dict:
     """Results of one task whose splits score ``accuracies[method][i]``."""
     n = len(next(iter(accuracies.values())))

@@ -175,12 +175,11 @@ def render_markdown(results: dict, summary: dict, figures: dict) -> str:
                + f"on {env['cpus']} CPUs; "
                f"elmofeat {env['elmofeat']}, torch {env['torch']}, scikit-learn "
                f"{env['scikit-learn']}, gensim {env['gensim']}.")
-    for added in added_runs:
-        labels = ", ".join(METHODS[m].label for m in added["methods"])
+    for i, added in enumerate(added_runs):
         out.append(f"Joined from a run of other methods on the same splits "
                    f"(`{added.get('command') or 'elmofeat benchmark'}`, started "
                    f"{added['started']}, {added['wall_seconds'] / 60:.1f} min, elmofeat "
-                   f"{added['environment']['elmofeat']}): {labels}.")
+                   f"{added['environment']['elmofeat']}): {_joined_methods(added, added_runs[i + 1:])}.")
     if added_runs:
         minutes = default_run_seconds(results) / 60
         out.append(f"The rows of a default run (`elmofeat benchmark` without `--methods`) and "
@@ -222,6 +221,19 @@ def default_run_seconds(results: dict) -> float:
         sum(row["seconds"] for method, row in split["methods"].items() if method in defaults)
         + sum(row["seconds"] for which, row in split.get("bilms", {}).items() if which in bilms)
         for dataset in results["datasets"].values() for split in dataset["splits"]))
+
+
+def _joined_methods(added: dict, later_runs: list) -> str:
+    """The methods of one joined run, by the labels they had when it ran; rows a later
+    run replaced are named so. Runs joined before labels were stored: the rows still
+    shown take today's labels (as the tables do), replaced ones their method name."""
+    stored = added.get("labels", {})
+    replaced = {m for run in later_runs for m in run["methods"]}
+    kept = [stored.get(m) or (METHODS[m].label if m in METHODS else m)
+            for m in added["methods"] if m not in replaced]
+    gone = [stored.get(m) or f"`{m}`" for m in added["methods"] if m in replaced]
+    text = ", ".join(kept) if kept else "no rows left"
+    return text + (f" (its rows of {', '.join(gone)} were replaced by a later run)" if gone else "")
 
 
 def _overrides(settings) -> str:

@@ -309,7 +309,7 @@ def merge_results(base: dict, added: dict) -> dict:
     """
     import copy
 
-    from .methods import resolve_methods
+    from .methods import METHODS, resolve_methods
 
     merged = copy.deepcopy(base)
     ignore = ("methods",)
@@ -333,6 +333,8 @@ def merge_results(base: dict, added: dict) -> dict:
     merged["settings"]["methods"] = list(resolve_methods(methods))
     merged.setdefault("added_runs", []).append({
         "command": added.get("command"), "methods": list(added["settings"]["methods"]),
+        # a label can change with a default (general-adapted follows the default mix)
+        "labels": {m: METHODS[m].label for m in added["settings"]["methods"] if m in METHODS},
         "started": added["started"], "wall_seconds": added["wall_seconds"],
         "environment": added["environment"]})
     merged["wall_seconds"] = base["wall_seconds"] + added["wall_seconds"]
