@@ -100,11 +100,17 @@ def accuracy(vectorizer, split, C=1.0) -> float:
     return float(np.mean(model.predict(split.X_test) == split.y_test))
 
 
+def elmo(bilm, layer_mix="frozen", **settings) -> ElmoVectorizer:
+    """The vectorizer every probe scores: the frozen mix unless a row names another
+    (not ``ElmoVectorizer``'s default, which the candidates' rows predate), seeded, no
+    disk cache."""
+    return ElmoVectorizer(bilm, layer_mix=layer_mix, cache_dir=None, random_state=0,
+                          **settings)
+
+
 def probe(bilm, splits) -> dict:
     """Frozen-mix accuracy of ``bilm``'s features on each task's first split."""
-    return {task: accuracy(ElmoVectorizer(bilm, layer_mix="frozen", cache_dir=None,
-                                          random_state=0), split)
-            for task, split in splits.items()}
+    return {task: accuracy_of(bilm, split) for task, split in splits.items()}
 
 
 def run_candidates(args, home: Path) -> None:
@@ -351,8 +357,7 @@ def run_pooling(args, home: Path) -> None:
     name, _, model_path = args.models[0].partition("=")
     bilm = BiLM.from_pretrained(model_path)
     for pooling in ("mean", "max", "meanmax"):
-        scores = {task: accuracy(ElmoVectorizer(bilm, layer_mix="frozen", pooling=pooling,
-                                                cache_dir=None, random_state=0), split)
+        scores = {task: accuracy(elmo(bilm, pooling=pooling), split)
                   for task, split in splits.items()}
         key = f"{name}, frozen mix, pooling={pooling}"
         rows[key] = {"config": json.dumps({"pooling": pooling}), "accuracy": scores}
@@ -375,8 +380,7 @@ def run_hybrid(args, home: Path) -> None:
         "accuracy": {task: accuracy(TfidfVectorizer(sublinear_tf=True), split, C=10)
                      for task, split in splits.items()}}
     for mix in mix_names():
-        scores = {task: accuracy(make_hybrid(ElmoVectorizer(bilm, layer_mix=mix, cache_dir=None,
-                                                            random_state=0)), split, C=10)
+        scores = {task: accuracy(make_hybrid(elmo(bilm, layer_mix=mix)), split, C=10)
                   for task, split in splits.items()}
         key = f"TF-IDF + {name} ({mix} mix), make_hybrid, C=10"
         rows[key] = {"config": json.dumps({"layer_mix": mix, "elmo_weight": 0.2, "C": 10}),
@@ -386,8 +390,7 @@ def run_hybrid(args, home: Path) -> None:
 
 
 def accuracy_of(bilm, split) -> float:
-    return accuracy(ElmoVectorizer(bilm, layer_mix="frozen", cache_dir=None, random_state=0),
-                    split)
+    return accuracy(elmo(bilm), split)
 
 
 def write(rows: dict, tokens: int, stored_environment: dict | None = None) -> None:
@@ -444,13 +447,13 @@ def run_penalty(args, home: Path) -> None:
     bilm = BiLM.from_pretrained(model_path)
     features = {"TF-IDF": lambda: TfidfVectorizer(sublinear_tf=True)}
     for mix in ("frozen", "concat"):
-        features[f"{name} ({mix} mix)"] = lambda mix=mix: ElmoVectorizer(
-            bilm, layer_mix=mix, cache_dir=None, random_state=0)
+        features[f"{name} ({mix} mix)"] = lambda mix=mix: elmo(bilm, layer_mix=mix)
     for label, make in features.items():
         scores = {C: {} for C in PENALTIES}
         for task, split in splits.items():
             vectorizer = make()  # the features once per task, then every C on them
-            train, test = vectorizer.fit_transform(split.X_train), vectorizer.transform(split.X_test)
+            train = vectorizer.fit_transform(split.X_train)
+            test = vectorizer.transform(split.X_test)
             for C in PENALTIES:
                 clf = LogisticRegression(max_iter=3000, C=C).fit(train, split.y_train)
                 scores[C][task] = float(np.mean(clf.predict(test) == split.y_test))

@@ -176,10 +176,11 @@ def render_markdown(results: dict, summary: dict, figures: dict) -> str:
                f"elmofeat {env['elmofeat']}, torch {env['torch']}, scikit-learn "
                f"{env['scikit-learn']}, gensim {env['gensim']}.")
     for i, added in enumerate(added_runs):
+        joined = _joined_methods(added, added_runs[i + 1:])
         out.append(f"Joined from a run of other methods on the same splits "
                    f"(`{added.get('command') or 'elmofeat benchmark'}`, started "
                    f"{added['started']}, {added['wall_seconds'] / 60:.1f} min, elmofeat "
-                   f"{added['environment']['elmofeat']}): {_joined_methods(added, added_runs[i + 1:])}.")
+                   f"{added['environment']['elmofeat']}): {joined}.")
     if added_runs:
         minutes = default_run_seconds(results) / 60
         out.append(f"The rows of a default run (`elmofeat benchmark` without `--methods`) and "
