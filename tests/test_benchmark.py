@@ -62,9 +62,74 @@ def test_the_default_run_leaves_out_the_ablations_and_the_glove_started_elmo_row
     assert "general-concat" in default_methods() and "general-hybrid" in default_methods()
     left_out = set(METHODS.names()) - set(default_methods())
     assert left_out and all(m.startswith("elmo-glove") or m.endswith(("-unscaled", "-search"))
-                            for m in left_out)
+                            or m == "tfidf-c10" for m in left_out)
+    assert "minilm" in default_methods() and "tfidf" in default_methods()
     assert {"hybrid-search", "general-hybrid-search"} <= left_out
     assert BenchmarkSettings().bilms() == ("default", "general", "adapted")
+
+
+def test_every_row_chooses_C_by_inner_cross_validation_unless_it_fixes_it(results):
+    from elmofeat.suite.methods import CLASSIFIER, PENALTIES
+
+    assert results["classifier"] == CLASSIFIER and results["skipped_methods"] == {}
+    for dataset in results["datasets"].values():
+        for split in dataset["splits"]:
+            for key, row in split["methods"].items():
+                if METHODS[key].C is None and METHODS[key].grid is None:
+                    assert row["C"] in PENALTIES
+                else:
+                    assert "C" not in row
+                assert 0 < row["predict_seconds"] < row["seconds"]
+    assert METHODS["tfidf-c10"].C == 10 and METHODS["tfidf"].C is None
+    report = render_markdown(results, summarize(results), {})
+    assert CLASSIFIER in report and "Seconds per split to predict the test part" in report
+
+
+def test_the_classifier_searches_C_on_the_training_split_only():
+    from sklearn.linear_model import LogisticRegression, LogisticRegressionCV
+
+    from elmofeat.suite.methods import PENALTIES, Context, make_model
+
+    context = Context(seed=3, settings=BenchmarkSettings())
+    searched = make_model(METHODS["tfidf"], context)[-1]
+    assert isinstance(searched, LogisticRegressionCV)
+    assert searched.Cs == list(PENALTIES) and searched.cv.n_splits == 3
+    assert searched.cv.shuffle and searched.cv.random_state == 3
+    fixed = make_model(METHODS["tfidf-c10"], context)[-1]
+    assert type(fixed) is LogisticRegression and fixed.C == 10
+    # it refits on the whole training split with the C it chose
+    rng = np.random.RandomState(0)
+    X = rng.randn(300, 50)
+    y = (X[:, :20].sum(axis=1) > 0).astype(int)
+    chosen = float(np.ravel(searched.fit(X, y).C_)[0])
+    assert chosen in PENALTIES
+    refit = LogisticRegression(C=chosen, max_iter=3000).fit(X, y)
+    np.testing.assert_allclose(searched.coef_, refit.coef_, atol=2e-3)  # solver tolerance
+
+
+def test_a_row_whose_optional_extra_is_missing_is_skipped_and_said(data_home):
+    from dataclasses import replace
+
+    original = METHODS["minilm"]
+    METHODS.register(replace(original, requires=("elmofeat_no_such_module",)), replace=True)
+    lines = []
+    small = dict(datasets=("cr",), folds=2, sizes={"cr_documents": 200})
+    try:
+        ran = run_benchmark(BenchmarkSettings(methods=("tfidf", "minilm"), **small),
+                            data_home=data_home, progress=False, log=lines.append)
+        with pytest.raises(ValueError, match="no method can run: all-MiniLM-L6-v2 .* needs "
+                                             "elmofeat_no_such_module"):
+            run_benchmark(BenchmarkSettings(methods=("minilm",), **small),
+                          data_home=data_home, progress=False, log=lines.append)
+    finally:
+        METHODS.register(original, replace=True)
+    assert ran["settings"]["methods"] == ["tfidf"]
+    assert list(ran["datasets"]["cr"]["splits"][0]["methods"]) == ["tfidf"]
+    assert "elmofeat_no_such_module" in ran["skipped_methods"]["minilm"]
+    assert any(line.startswith("elmofeat benchmark: skipping all-MiniLM-L6-v2 + LR: needs "
+                               "elmofeat_no_such_module") for line in lines)
+    report = render_markdown(ran, summarize(ran), {})
+    assert "Not run: all-MiniLM-L6-v2 + LR: needs elmofeat_no_such_module" in report
 
 
 def test_the_same_seed_gives_the_same_table(results, data_home):
@@ -298,6 +363,10 @@ def test_a_joined_run_keeps_its_labels_and_says_which_rows_a_later_run_replaced(
     # Runs joined before labels were stored: replaced rows go by their method name.
     del earlier["labels"]
     assert "its rows of `svd` were replaced" in _joined_methods(earlier, [later])
+    # A run whose classifier chose C is not joined to one that fixed it.
+    searched = {**run(["svd"], "t3"), "classifier": "LogisticRegressionCV(...)"}
+    with pytest.raises(ValueError, match="classifiers differ"):
+        merge_results(base, searched)
 
 
 def _synthetic(accuracies: dict, seconds: float = 60.0) -> dict:

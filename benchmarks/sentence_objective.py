@@ -1,0 +1,136 @@
+"""A sentence-level objective on the biLM's pooled layers, without labels: a first screen.
+
+Scaling the language model alone left the suite's features flat
+(``general_recipe.py``: 3.6M to 14.4M tokens seen). This tries what a sentence encoder
+is trained for: a pretrained candidate biLM (``--model``, a ``general_recipe.py`` model
+kept under ``--work``) is trained further on consecutive dialogue turns as
+input/response pairs (the ``dialogue_*_train`` files: turn i and turn i + 1 of the same
+file; a pair may straddle two conversations where one ends), with an in-batch
+contrastive loss (InfoNCE, both directions, temperature ``--temperature``) on what
+``ElmoVectorizer``'s default features are made of: each layer mean-pooled over the
+turn's tokens and divided by its spread, the three side by side, L2-normalised. The
+token layer stays as it was (frozen GloVe); the LSTM layers learn. Then the features of
+the trained biLM are scored exactly as ``general_recipe.py`` scores a candidate, and the
+row is added to benchmarks/results/general_recipe.{json,md} as ``<model>+pairs``.
+
+Run: python benchmarks/sentence_objective.py [--model modern-12m] [--minutes 10]
+     [--batch 128] [--learning-rate 5e-4] [--temperature 0.05]
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import os
+import time
+from pathlib import Path
+
+# first: the command's process settings (_common) apply before torch loads
+import general_recipe as recipe
+
+import numpy as np
+import torch
+from torch.nn import functional as F
+
+from elmofeat import BiLM
+from elmofeat.bilm.batching import make_batch
+from elmofeat.datasets import get_data_home
+
+
+def dialogue_pairs(home: Path, bilm, every: int, seed: int):
+    """``(first, second)`` windows of consecutive turns, each turn one window of 1 to
+    ``max_len`` tokens; every ``every``-th pair, shuffled."""
+    texts = list(recipe.register_files(home, recipe.REGISTERS["dialogue"]))
+    tokens = bilm.tokenize(texts)
+    kept = [i for i in range(0, len(texts) - 1, every)
+            if 0 < len(tokens[i]) <= bilm.max_len and 0 < len(tokens[i + 1]) <= bilm.max_len]
+    order = np.random.RandomState(seed).permutation(len(kept))
+    first = bilm._windows([tokens[kept[j]] for j in order])
+    second = bilm._windows([tokens[kept[j] + 1] for j in order])
+    assert len(first) == len(second) == len(kept)
+    return first, second
+
+
+def pooled(encoder, batch, scales) -> torch.Tensor:
+    """``(batch, n_layers * dim)``: each layer mean-pooled over the content tokens (not
+    ``<bos>``/``<eos>``), divided by its spread, side by side, unit length."""
+    layers = encoder.layer_representations(batch.inputs, batch.lengths)  # (b, t, L, d)
+    positions = torch.arange(layers.shape[1])
+    content = (positions[None, :] >= 1) & (positions[None, :] < (batch.lengths[:, None] - 1))
+    mask = content.to(layers.dtype)[:, :, None, None]
+    means = (layers * mask).sum(1) / mask.sum(1)
+    return F.normalize((means / scales[None, :, None]).flatten(1), dim=1)
+
+
+def train(bilm, first, second, args) -> dict:
+    lm = bilm.language_model_
+    encoder = lm.encoder
+    scales = torch.as_tensor(np.asarray(bilm.layer_scales_, dtype=np.float32))
+    params = [p for p in encoder.parameters() if p.requires_grad]
+    optimizer = torch.optim.AdamW(params, lr=args.learning_rate)
+    torch.manual_seed(args.seed)
+    lm.train()
+    labels = torch.arange(args.batch)
+    start, step, losses = time.perf_counter(), 0, []
+    n_batches = len(first) // args.batch
+    while time.perf_counter() - start < 60 * args.minutes and step < n_batches:
+        rows = np.arange(step * args.batch, (step + 1) * args.batch)
+        a = pooled(encoder, make_batch(first, rows, None), scales)
+        b = pooled(encoder, make_batch(second, rows, None), scales)
+        logits = a @ b.T / args.temperature
+        loss = (F.cross_entropy(logits, labels) + F.cross_entropy(logits.T, labels)) / 2
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(params, 1.0)
+        optimizer.step()
+        losses.append(loss.item())
+        step += 1
+        if step % 50 == 0:
+            print(f"step {step}: loss {np.mean(losses[-50:]):.3f}", flush=True)
+    lm.eval()
+    return {"steps": step, "pairs": step * args.batch, "minutes": (time.perf_counter() - start) / 60,
+            "first_loss": float(np.mean(losses[:20])), "last_loss": float(np.mean(losses[-20:]))}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default="modern-12m")
+    parser.add_argument("--minutes", type=float, default=10)
+    parser.add_argument("--batch", type=int, default=128)
+    parser.add_argument("--learning-rate", type=float, default=5e-4)
+    parser.add_argument("--temperature", type=float, default=0.05)
+    parser.add_argument("--every", type=int, default=2, help="keep every k-th pair")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--data-home", default=None)
+    parser.add_argument("--work", default=os.path.expanduser("~/elmofeat-work/recipe"))
+    parser.add_argument("--heldout-words", type=int, default=100_000)
+    parser.add_argument("--no-score", action="store_true",
+                        help="train only: no model saved, no row written (a smoke run)")
+    args = parser.parse_args()
+    home, work = Path(get_data_home(args.data_home)), Path(args.work)
+    bilm = copy.deepcopy(BiLM.load(work / f"{args.model}.pt"))
+    first, second = dialogue_pairs(home, bilm, args.every, args.seed)
+    print(f"{len(first):,} pairs", flush=True)
+    facts = train(bilm, first, second, args)
+    print(facts, flush=True)
+    if args.no_score:
+        return
+    name = f"{args.model}+pairs"
+    bilm.save(work / f"{name}.pt")
+    rows = recipe.stored_rows()
+    heldout = recipe.heldout_slices(home, args.heldout_words)
+    base = rows.get(args.model, {})
+    rows[name] = recipe.model_row(
+        bilm, heldout, recipe.suite_splits(home),
+        config={"corpus": base.get("config", {}).get("corpus", ""), "from": args.model,
+                "objective": "dialogue next-turn InfoNCE on the pooled default features",
+                "batch": args.batch, "learning_rate": args.learning_rate,
+                "temperature": args.temperature},
+        note=f"{args.model} + {facts['pairs']:,} dialogue pairs ({facts['minutes']:.1f} min), "
+             f"loss {facts['first_loss']:.2f} -> {facts['last_loss']:.2f}",
+        sentence_objective=facts)
+    recipe.write(rows, args.heldout_words)
+
+
+if __name__ == "__main__":
+    main()
