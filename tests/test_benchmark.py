@@ -151,7 +151,7 @@ def test_report_files(results, tmp_path):
                    "ELMo + GloVe, frozen mix", "TF-IDF + ELMo (make_hybrid)",
                    "Ordering of the methods", "Ordering of the mixes", "Against the reference",
                    "Per-class precision", "Learned layer weights", "biLM pretraining (defaults)",
-                   "weight searched) row's search, split by split: elmo weight "):
+                   "weight searched, C=10) row's search, split by split: elmo weight "):
         assert needle in report
     for name in ("suite_accuracy.png", "ag_news_confusion.png", "ag_news_layer_weights.png",
                  "cr_perplexity.png"):
