@@ -246,7 +246,7 @@ def test_targets_are_checked_against_the_better_tfidf_row():
     best = checks[("best ELMo mix (defaults) 1 point above TF-IDF", "ELMo,")]
     assert best.met and "vs TF-IDF 0.8500" in best.detail  # C=10 row, not the weaker one
     assert not hybrids["TF-IDF + ELMo (make_hybrid"].met  # +0.005
-    assert hybrids["TF-IDF + ELMo (make_hybrid, weight searched"].met  # +0.011
+    assert hybrids["TF-IDF + ELMo (make_hybrid, weight searched, C=10"].met  # +0.011
     frozen = [c for c in evaluate_targets(summary, {"ag_news": "AG"})
               if c.target.startswith("every ELMo mix") and "frozen" in c.detail]
     assert len(frozen) == 1 and not frozen[0].met and "-0.0100" in frozen[0].detail
