@@ -52,6 +52,7 @@ from elmofeat.datasets import get_data_home
 from elmofeat.suite.data import load_dataset
 from elmofeat.suite.methods import PENALTIES, classifier
 from elmofeat.suite.settings import BenchmarkSettings
+from general_model import Snapshots  # weights kept after fractions of the steps
 
 TASKS = ("ag_news", "r8", "cr", "mpqa")
 #: Splits scored per task (AG News: one 80/20 split of its 7,600 rows).
@@ -111,10 +112,11 @@ CANDIDATES = {
                                                      "hidden_dim": 256}, note="width"),
     "modern-3m-vocab100k": Candidate("modern", 3_000_000, {**SMALL, "max_features": 100_000},
                                      note="words predicted"),
-    "modern-3m-glove100": Candidate("modern", 3_000_000, {**SMALL, "pretrained_vectors": GLOVE_100},
+    "modern-3m-glove100": Candidate("modern", 3_000_000,
+                                    {**SMALL, "pretrained_vectors": GLOVE_100},
                                     note="token layer: GloVe 6B 100d"),
-    "modern-3m-svd": Candidate("modern", 3_000_000, {"token_layer": "word", "embedding_dim": 128,
-                                                     "hidden_dim": 128},
+    "modern-3m-svd": Candidate("modern", 3_000_000,
+                               {"token_layer": "word", "embedding_dim": 128, "hidden_dim": 128},
                                note="token layer: word vectors of the corpus (SVD), no GloVe"),
     "modern-3m-char": Candidate("modern", 3_000_000, {"token_layer": "char"},
                                 note="char-CNN token layer, BiLM's defaults"),
@@ -291,29 +293,6 @@ def pretrain(name: str, candidate: Candidate, home: Path, work: Path, places: di
         partials[fraction] = partial
     bilm.save(path)
     return bilm, partials, words
-
-
-class Snapshots:
-    """A callback that keeps copies of the weights after given fractions of the steps."""
-
-    def __init__(self, fractions):
-        self.fractions, self.states = tuple(fractions), {}
-
-    def on_train_begin(self, trainer):
-        steps = trainer.steps_per_epoch * trainer.config.max_epochs
-        self.at = {max(1, int(round(f * steps))): f for f in self.fractions}
-
-    def on_step_end(self, trainer):
-        if trainer.global_step in self.at:
-            self.states[self.at[trainer.global_step]] = copy.deepcopy(
-                trainer.lm.state_dict())
-
-    def __getattr__(self, name):  # the hooks it does not use
-        if name.startswith("on_") or name in ("close", "load_state_dict"):
-            return lambda *args: None
-        if name == "state_dict":
-            return lambda: {}
-        raise AttributeError(name)
 
 
 def model_row(bilm, heldout, splits, **facts) -> dict:
