@@ -266,9 +266,11 @@ def pretrain(name: str, candidate: Candidate, home: Path, work: Path, places: di
     them."""
     path = work / f"{name}.pt"
     snapshot_paths = {f: work / f"{name}@{f:g}.pt" for f in candidate.snapshots}  # row names
+    words_file = work / f"{name}.words.json"  # the slice's words, kept beside the model
+    if words_file.is_file() and path.is_file() and all(p.is_file() for p in snapshot_paths.values()):
+        return (BiLM.load(path), {f: BiLM.load(p) for f, p in snapshot_paths.items()},
+                json.loads(words_file.read_text()))
     texts, words = corpus_slice(home, work, candidate.corpus, candidate.words)
-    if path.is_file() and all(p.is_file() for p in snapshot_paths.values()):
-        return BiLM.load(path), {f: BiLM.load(p) for f, p in snapshot_paths.items()}, words
     print(f"{name}: {len(texts):,} paragraphs, {sum(words.values()):,} words {words}",
           flush=True)
     snapshots = Snapshots(candidate.snapshots)
@@ -292,6 +294,7 @@ def pretrain(name: str, candidate: Candidate, home: Path, work: Path, places: di
         partial.save(snapshot_paths[fraction])
         partials[fraction] = partial
     bilm.save(path)
+    words_file.write_text(json.dumps(words))
     return bilm, partials, words
 
 
