@@ -267,7 +267,10 @@ def pretrain(name: str, candidate: Candidate, home: Path, work: Path, places: di
     path = work / f"{name}.pt"
     snapshot_paths = {f: work / f"{name}@{f:g}.pt" for f in candidate.snapshots}  # row names
     words_file = work / f"{name}.words.json"  # the slice's words, kept beside the model
-    if words_file.is_file() and path.is_file() and all(p.is_file() for p in snapshot_paths.values()):
+    if path.is_file() and all(p.is_file() for p in snapshot_paths.values()):
+        if not words_file.is_file():  # kept by a run before the words were
+            words = corpus_slice(home, work, candidate.corpus, candidate.words)[1]
+            words_file.write_text(json.dumps(words))
         return (BiLM.load(path), {f: BiLM.load(p) for f, p in snapshot_paths.items()},
                 json.loads(words_file.read_text()))
     texts, words = corpus_slice(home, work, candidate.corpus, candidate.words)
