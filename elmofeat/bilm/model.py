@@ -28,16 +28,55 @@ _notice_lock = threading.Lock()
 _notice_passed = False
 
 
-def _run_lstm(lstm: nn.LSTM, x: torch.Tensor) -> torch.Tensor:
-    """``lstm(x)``'s output, the first projected run of the process without torch's notice."""
+#: The most memory one training call of an LSTM layer may ask for its oneDNN workspace.
+TRAINING_WORKSPACE_BYTES = 16 * 2**20
+
+
+def training_block_length(batch: int, hidden_dim: int, length: int) -> int:
+    """Positions per LSTM call in training: the whole ``length`` or equal blocks of it.
+
+    oneDNN's LSTM keeps a workspace for its backward of about ``16 x hidden_dim``
+    floats per position and sequence (measured: 65 MB for 64 sequences of 66 positions
+    at width 256). Above glibc's largest mmap threshold (32 MiB) every step had the
+    kernel map and zero it afresh; blocks of at most :data:`TRAINING_WORKSPACE_BYTES`
+    come from the heap and are reused step after step (``benchmarks/training_memory.py``).
+    """
+    per_position = batch * 16 * hidden_dim * 4
+    most = max(1, TRAINING_WORKSPACE_BYTES // per_position)
+    n_blocks = -(-length // most)
+    return -(-length // n_blocks)
+
+
+def _call_lstm(lstm: nn.LSTM, x: torch.Tensor, state):
+    """``lstm(x, state)``, the first projected run of the process without torch's notice."""
     global _notice_passed
     if _notice_passed or not lstm.proj_size:
-        return lstm(x)[0]
+        return lstm(x, state)
     with _notice_lock, warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=_ONEDNN_NOTICE)
-        out = lstm(x)[0]
+        out = lstm(x, state)
         _notice_passed = x.device.type == "cpu"  # where oneDNN (and the notice) lives
     return out
+
+
+def _run_lstm(lstm: nn.LSTM, x: torch.Tensor) -> torch.Tensor:
+    """``lstm(x)``'s output ``(batch, time, out)`` from a zero state.
+
+    In training the sequence runs in blocks of :func:`training_block_length` positions,
+    each block starting from the last one's state: the same function, with bounded
+    workspaces. Inference runs it whole (it keeps no workspace).
+    """
+    batch, length = x.shape[:2]
+    block = length
+    if lstm.training and torch.is_grad_enabled():
+        block = training_block_length(batch, lstm.hidden_size, length)
+    if block >= length:
+        return _call_lstm(lstm, x, None)[0]
+    outputs, state = [], None
+    for start in range(0, length, block):
+        out, state = _call_lstm(lstm, x[:, start:start + block], state)
+        outputs.append(out)
+    return torch.cat(outputs, 1)
 
 
 def reverse_padded(x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:

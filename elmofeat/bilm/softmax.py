@@ -16,27 +16,10 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from .chunked_cross_entropy import cross_entropy_sum, log_likelihoods
+from .shapes import bucketed_rows, pad_rows
+
 SOFTMAX_KINDS = ("adaptive", "sampled", "full")
-
-
-def bucketed_rows(n: int) -> int:
-    """``n`` rounded up to one of few sizes: 8 per doubling, at least 16.
-
-    The number of LM targets in a batch, and of targets in each adaptive-softmax
-    cluster, varies from batch to batch. oneDNN (behind bf16 matmuls on CPU) builds and
-    caches kernels for every distinct shape, so an unbounded set of row counts made
-    memory and time per target grow with the corpus. Padding rows to these sizes bounds
-    the shapes (about 70 up to 10,000 rows) at a cost of at most 12.5% more rows.
-    """
-    if n <= 16:
-        return 16
-    step = 1 << (n.bit_length() - 4)
-    return -(-n // step) * step
-
-
-def pad_rows(x: torch.Tensor, n_rows: int) -> torch.Tensor:
-    """``x`` with zero rows appended up to ``n_rows`` rows."""
-    return F.pad(x, (0, 0, 0, n_rows - len(x))) if n_rows > len(x) else x
 
 
 def default_cutoffs(n_words: int) -> list[int]:
@@ -79,17 +62,12 @@ class FullSoftmax(nn.Module):
         n_words, dim = self.weight.shape
         return f"dim={dim}, n_words={n_words}, tied={self.tied}"
 
-    def logits(self, hidden: torch.Tensor) -> torch.Tensor:
-        """``(n, n_words)`` logits; computed on :func:`bucketed_rows` rows, then cut."""
-        padded = pad_rows(hidden, bucketed_rows(len(hidden)))
-        return F.linear(padded, self.weight, self.bias)[: len(hidden)]
-
     def log_likelihood(self, hidden: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-        log_probs = torch.log_softmax(self.logits(hidden).float(), dim=-1)
-        return log_probs.gather(1, targets.unsqueeze(1)).squeeze(1)
+        return log_likelihoods(hidden, self.weight, targets, self.bias)
 
     def loss(self, hidden: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-        return F.cross_entropy(self.logits(hidden).float(), targets)
+        # In blocks of rows: the (n, n_words) scores are never all held at once.
+        return cross_entropy_sum(hidden, self.weight, targets, self.bias) / len(targets)
 
 
 class SampledSoftmax(FullSoftmax):
@@ -138,13 +116,14 @@ class SampledSoftmax(FullSoftmax):
 
 class AdaptiveSoftmax(nn.Module):
     """Adaptive softmax (Grave et al. 2017) with the parameters of
-    :class:`torch.nn.AdaptiveLogSoftmaxWithLoss`, scored on bucketed row counts.
+    :class:`torch.nn.AdaptiveLogSoftmaxWithLoss`, scored in blocks of bucketed rows.
 
     Frequent words sit in a small head; rare words in tail clusters of reduced width,
     which makes training cost grow far slower than the vocabulary. The scores are those
-    of torch's module (in float32); the head and every cluster run on
-    :func:`bucketed_rows` rows, so the engine produces a bounded set of matmul shapes
-    whatever the corpus size.
+    of torch's module (in float32). The head and every cluster are scored a block of
+    rows at a time (:mod:`~elmofeat.bilm.chunked_cross_entropy`), on
+    :func:`bucketed_rows` rows: no step allocates ``rows x head`` scores, and the
+    engine meets a bounded set of matmul shapes whatever the corpus size.
     """
 
     def __init__(self, dim: int, n_words: int, cutoffs: list[int] | None = None,
@@ -157,36 +136,50 @@ class AdaptiveSoftmax(nn.Module):
     def reset_parameters(self) -> None:
         self.adaptive.reset_parameters()
 
-    def _log_probs(self, hidden: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-        """Log-probability of every target, float32 ``(n,)``.
+    def _clusters(self, targets: torch.Tensor):
+        """The head's column of every target, and each non-empty tail cluster's rows.
 
-        hidden : (n, dim); targets : LongTensor (n,), ids in ``[0, n_words)``.
+        targets : LongTensor (n,), ids in ``[0, n_words)``. Returns ``head_column``
+        (n,) and a list of ``(tail index, rows, ids within the cluster)``.
         """
-        module, n = self.adaptive, len(targets)
-        head = module.head(pad_rows(hidden, bucketed_rows(n)))[:n]
-        head_log_probs = F.log_softmax(head.float(), dim=1)
+        module = self.adaptive
         head_column = targets.clone()  # shortlist words score in the head directly
-        tail_scores = torch.zeros(n, dtype=torch.float32, device=hidden.device)
+        clusters = []
         for i, (low, high) in enumerate(zip(module.cutoffs[:-1], module.cutoffs[1:])):
             rows = ((targets >= low) & (targets < high)).nonzero().squeeze(1)
-            if not len(rows):
-                continue
-            head_column[rows] = module.shortlist_size + i
-            # Rows padded with index 0: their scores are computed and dropped.
-            padded = F.pad(rows, (0, bucketed_rows(len(rows)) - len(rows)))
-            logits = module.tail[i](hidden.index_select(0, padded))[: len(rows)]
-            log_probs = F.log_softmax(logits.float(), dim=1)
-            tail_scores = tail_scores.index_put(
-                (rows,), log_probs.gather(1, (targets[rows] - low).unsqueeze(1)).squeeze(1))
-        return head_log_probs.gather(1, head_column.unsqueeze(1)).squeeze(1) + tail_scores
+            if len(rows):
+                head_column[rows] = module.shortlist_size + i
+                clusters.append((i, rows, targets[rows] - low))
+        return head_column, clusters
+
+    def _projected(self, hidden: torch.Tensor, i: int, rows: torch.Tensor) -> torch.Tensor:
+        """Tail ``i``'s reduced-width input for ``rows``: ``(len(rows), width)``."""
+        # Rows padded with index 0: their projections are computed and dropped.
+        padded = F.pad(rows, (0, bucketed_rows(len(rows)) - len(rows)))
+        return self.adaptive.tail[i][0](hidden.index_select(0, padded))[: len(rows)]
 
     def log_likelihood(self, hidden: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-        # Exact scores in float32: no autocast.
+        """Exact float32 log-probability of every target ``(n,)`` (no autocast)."""
+        module = self.adaptive
         with torch.autocast(hidden.device.type, enabled=False):
-            return self._log_probs(hidden.float(), targets)
+            hidden = hidden.float()
+            head_column, clusters = self._clusters(targets)
+            scores = log_likelihoods(hidden, module.head.weight, head_column, module.head.bias)
+            for i, rows, within in clusters:
+                scores[rows] += log_likelihoods(self._projected(hidden, i, rows),
+                                                module.tail[i][1].weight, within)
+        return scores
 
     def loss(self, hidden: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-        return -self._log_probs(hidden, targets).mean()
+        """Mean NLL of the targets; the scores are never all held at once (see
+        :mod:`~elmofeat.bilm.chunked_cross_entropy`)."""
+        module = self.adaptive
+        head_column, clusters = self._clusters(targets)
+        total = cross_entropy_sum(hidden, module.head.weight, head_column, module.head.bias)
+        for i, rows, within in clusters:
+            total = total + cross_entropy_sum(self._projected(hidden, i, rows),
+                                              module.tail[i][1].weight, within)
+        return total / len(targets)
 
 
 def build_softmax(kind: str, dim: int, n_words: int, *, n_samples: int = 1024,

@@ -103,3 +103,38 @@ def test_layer_representations_are_the_layers_side_by_side(bf16):
                            + [torch.cat(pair, -1) for pair in zip(forward, backward)], dim=2)
     assert layers.dtype == expected.dtype and layers.shape == (2, 6, 3, 16)
     assert torch.equal(layers, expected)
+
+
+def test_training_runs_the_lstm_in_blocks_with_the_same_outputs_and_gradients(monkeypatch):
+    # Blocks of 3 positions carry the state over: the outputs and every gradient are
+    # those of one run over the whole sequence.
+    from elmofeat.bilm import model as model_module
+
+    torch.manual_seed(0)
+    stack = model_module.LSTMStack(8, 8, 2, projection=False, dropout=0.0).train()
+    x = torch.randn(4, 10, 8, requires_grad=True)
+
+    def outputs_and_grads():
+        outputs = stack(x)
+        grads = torch.autograd.grad(sum(o.square().sum() for o in outputs),
+                                    [x, *stack.parameters()])
+        return outputs, grads
+
+    whole_outputs, whole_grads = outputs_and_grads()
+    monkeypatch.setattr(model_module, "TRAINING_WORKSPACE_BYTES", 4 * 16 * 8 * 4 * 3)
+    assert model_module.training_block_length(4, 8, 10) == 3  # blocks of 3, 3, 3, 1 ...
+    block_outputs, block_grads = outputs_and_grads()
+    for whole, blocks in zip(whole_outputs + list(whole_grads), block_outputs + list(block_grads)):
+        torch.testing.assert_close(blocks, whole)
+
+
+def test_training_block_length_bounds_the_workspace_and_splits_evenly():
+    from elmofeat.bilm.model import TRAINING_WORKSPACE_BYTES, training_block_length
+
+    for batch, hidden, length in [(64, 256, 66), (64, 128, 66), (64, 1024, 40), (8, 64, 30)]:
+        block = training_block_length(batch, hidden, length)
+        n_blocks = -(-length // block)
+        assert block == length or block * batch * 16 * hidden * 4 <= TRAINING_WORKSPACE_BYTES
+        assert n_blocks * block - length < n_blocks  # equal blocks, the last one short by < 1 each
+    assert training_block_length(64, 256, 66) == 14  # 5 blocks (at most 16 positions each)
+    assert training_block_length(8, 64, 30) == 30  # small enough to run whole
