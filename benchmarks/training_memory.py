@@ -75,7 +75,7 @@ def step_allocations(home: str, steps: int, precision: str) -> dict:
     bilm = BiLM(max_epochs=1, validation_fraction=0.0, random_state=0,
                 precision=precision).fit(texts)
     lm = bilm.language_model_.train()
-    bf16 = bilm.precision_ == "bf16"
+    bf16 = bilm._bf16(training=True)
     windows = bilm._windows(bilm.tokenize(texts))
     order = bucket_batches(windows.lengths, bilm.batch_size, np.random.default_rng(0))
     order = sorted(order, key=lambda idx: -int(windows.lengths[idx].max()))[:steps]
@@ -101,7 +101,7 @@ def step_allocations(home: str, steps: int, precision: str) -> dict:
         if event.self_cpu_memory_usage > 0 and not event.cpu_children:
             sizes[part_of(event)].append(event.self_cpu_memory_usage)
     return {
-        "precision": bilm.precision_,
+        "precision": "bf16" if bf16 else "fp32",
         "widths": [int(b.word_ids.shape[1]) for b in batches],
         "targets": [2 * int((b.lengths - 1).sum()) for b in batches],
         "parts": {part: {"largest_mb": max(values, default=0) / 2**20,
@@ -110,15 +110,28 @@ def step_allocations(home: str, steps: int, precision: str) -> dict:
     }
 
 
-def run_fit(label: str, mode: str, home: str, precision: str, pythonpath: str | None) -> dict:
-    env = dict(os.environ)
-    if pythonpath:  # an earlier revision's package ahead of this tree's
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [pythonpath, env.get("PYTHONPATH")]))
+# Put an earlier revision's package ahead of this tree's (an editable install's finder
+# would otherwise win over PYTHONPATH).
+PREFER = """
+import importlib.machinery, sys
+class _Baseline:
+    @staticmethod
+    def find_spec(name, path=None, target=None):
+        if name == "elmofeat":
+            return importlib.machinery.PathFinder.find_spec(name, [{root!r}])
+        return None
+sys.meta_path.insert(0, _Baseline)
+"""
+
+
+def run_fit(label: str, mode: str, home: str, precision: str, root: str | None) -> dict:
     code = CHILD.replace("import elmofeat\n", "import elmofeat\nprint(elmofeat.__file__, file=sys.stderr)\n", 1)
+    if root:
+        code = PREFER.format(root=root) + code
     out = subprocess.run([sys.executable, "-c", code, mode, home, precision], check=True,
-                         capture_output=True, text=True, env=env)
+                         capture_output=True, text=True, env=dict(os.environ))
     package = out.stderr.strip().splitlines()[0]
-    expected = Path(pythonpath or REPO, "elmofeat", "__init__.py").resolve()
+    expected = Path(root or REPO, "elmofeat", "__init__.py").resolve()
     if Path(package).resolve() != expected:
         raise RuntimeError(f"{label}: the child imported {package}, not {expected}")
     result = {"label": label, **json.loads(out.stdout.strip().splitlines()[-1])}
