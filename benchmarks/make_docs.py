@@ -79,9 +79,15 @@ SECTIONS = [
      "ends (see `elmofeat/runtime/malloc.py`). With the policy, with its former setting "
      "(the heap's top trimmed whenever more than 256 MiB lay free) and without it, in "
      "fresh processes taken in turn."),
+    ("training_memory", "The training step's allocations",
+     "What a training step asks of the allocator, part by part, and what whole fits pay "
+     "for it in page faults and system time: this tree under glibc's defaults (a user's "
+     "fit), with the `malloc_tuning` opt-in, and the engine of an earlier revision. The "
+     "softmax is scored a block of rows at a time and the LSTM layers run in blocks of "
+     "positions in training, so that no step allocates a block glibc would map afresh."),
     ("bilm_step_profile", "biLM training step against the matmul peak",
-     "What share of the machine's measured matmul peak the bf16 training step reaches, part "
-     "by part (target: 50% for the whole step)."),
+     "What share of the machine's measured matmul peak the training step reaches, part "
+     "by part, in the precision the host trains in (target: 50% for the whole step)."),
     ("bilm_precision", "biLM pretraining precision",
      "bf16 autocast (the default on CPUs that support it) against fp32: same texts, seed and "
      "epochs."),

@@ -2,13 +2,15 @@
 
 glibc's malloc serves every block above its mmap threshold with a fresh ``mmap`` and
 gives it back to the operating system when it is freed; its dynamic rule raises that
-threshold to at most 32 MiB. A biLM training step allocates and frees several larger
-blocks (the adaptive softmax's head scores alone are ``rows x 1,101`` floats, 20 to 45
-MB), so every step had the kernel map and zero them again: with glibc's own rule a
-default 1-epoch fit on AG News spent 7.8 s of system time on 3,152,626 page faults,
-with larger blocks kept in the heap 2.1 s on 241,500, and ran 1.10x as fast (in fp32
-1.15x), with identical weights (``benchmarks/malloc_policy.py``, medians of fresh
-processes taken in turn).
+threshold to at most 32 MiB, and trims the heap's top when more than twice the threshold
+lies free. A biLM training step no longer allocates blocks above 16 MiB (the softmax is
+scored a block of rows at a time, the LSTM layers run in blocks of positions): on this
+project's Intel host a default 1-epoch fit on AG News took 584,996 page faults and 4.2 s
+of system time, against 3,717,350 and 11.2 s before (``benchmarks/training_memory.py``).
+What is left is the heap's top given back between steps and faulted in again; this
+opt-in keeps it (179,370 faults, 3.6 s), though its fits there were no faster (1.08x the
+time, in pairs taken in a fixed order). Before that change the opt-in made fits 1.10x
+as fast on an AMD host (``benchmarks/malloc_policy.py``).
 
 This is an opt-in, off by default: glibc has no way to read its thresholds back nor to
 turn its dynamic rule on again once ``mallopt`` has set them, so a library that sets
