@@ -26,7 +26,9 @@ Writes benchmarks/results/general_recipe.{json,md}; each run adds or replaces it
 rows. Models are kept under ``--work`` (outside the work tree), so a stopped run
 resumes: a candidate whose model is there is scored again, not pretrained again.
 
-Run: python benchmarks/general_recipe.py [NAME ...] [--data-home DIR] [--work DIR]
+A saved model is scored the same way as ``NAME=PATH`` (a model folder or a file).
+
+Run: python benchmarks/general_recipe.py [NAME ... | NAME=PATH ...] [--data-home DIR] [--work DIR]
      python benchmarks/general_recipe.py --list
 """
 
@@ -330,6 +332,10 @@ def run(names, home: Path, work: Path, heldout_words: int, glove_100d: Path) -> 
         elif name == "en-small":
             rows[name] = model_row(BiLM.from_pretrained("en-small"), heldout, splits,
                                    config="the shipped en-small")
+        elif "=" in name:  # a saved model: NAME=FOLDER (a model folder) or NAME=FILE
+            name, path = name.split("=", 1)
+            rows[name] = model_row(load_model(path), heldout, splits,
+                                   config={"model": str(Path(path).expanduser())})
         else:
             candidate = CANDIDATES[name]
             places = {"data_home": home, "glove_100d": glove_100d}
@@ -346,11 +352,20 @@ def run(names, home: Path, work: Path, heldout_words: int, glove_100d: Path) -> 
         write(rows, heldout_words)
 
 
-def stored_model(name: str, work: Path):
-    """The biLM behind a stored row: the shipped model, or a candidate (or snapshot)
-    kept in ``work``; None for the rows without one."""
+def load_model(path) -> BiLM:
+    """A saved biLM: a model folder (``save_pretrained``) or a file (``save``)."""
+    path = Path(path).expanduser()
+    return BiLM.from_pretrained(path) if path.is_dir() else BiLM.load(path)
+
+
+def stored_model(name: str, work: Path, row: dict | None = None):
+    """The biLM behind a stored row: the shipped model, a saved model the row names, or
+    a candidate (or snapshot) kept in ``work``; None for the rows without one."""
     if name == "en-small":
         return BiLM.from_pretrained("en-small")
+    config = (row or {}).get("config")
+    if isinstance(config, dict) and "model" in config:
+        return load_model(config["model"])
     path = work / f"{name}.pt"
     return BiLM.load(path) if path.is_file() else None
 
@@ -361,7 +376,7 @@ def refresh_perplexity(names, home: Path, work: Path, heldout_words: int) -> Non
     heldout = heldout_slices(home, heldout_words)
     rows = stored_rows()
     for name in names:
-        bilm = stored_model(name, work) if name in rows else None
+        bilm = stored_model(name, work, rows[name]) if name in rows else None
         if bilm is not None:
             rows[name]["heldout_perplexity"] = heldout_perplexity(bilm, heldout)
             print(name, rows[name]["heldout_perplexity"], flush=True)
@@ -405,7 +420,8 @@ def write(rows: dict, heldout_words: int) -> None:
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("names", nargs="*", help="candidates and reference rows to run "
+    parser.add_argument("names", nargs="*", help="candidates and reference rows to run, "
+                        "or NAME=PATH to score a saved model "
                         f"(default: {', '.join(REFERENCES)} then every candidate)")
     parser.add_argument("--list", action="store_true", help="list the candidates")
     parser.add_argument("--data-home", default=None)
@@ -423,7 +439,7 @@ def main():
             print(f"{name}: {candidate}")
         return
     names = args.names or [*REFERENCES, *CANDIDATES]
-    unknown = [n for n in names if n not in CANDIDATES and n not in REFERENCES]
+    unknown = [n for n in names if n not in CANDIDATES and n not in REFERENCES and "=" not in n]
     if unknown:
         parser.error(f"unknown names {unknown}; known: {[*REFERENCES, *CANDIDATES]}")
     work = Path(args.work)

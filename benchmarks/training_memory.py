@@ -12,7 +12,8 @@ time). Two parts:
    (the LSTM layers, the softmax, everything else) and the largest of each part is
    reported, with the count above 32 MiB.
 2. **Whole fits.** The same 1-epoch fit, then ``embed_flat`` of 3,000 texts, in fresh
-   processes taken in turn, --pairs rounds (the child of ``malloc_policy.py``): this
+   processes, --pairs rounds, each starting with the next engine (the child of
+   ``malloc_policy.py``): this
    tree under glibc's defaults (what a user's fit gets), this tree with the opt-in
    ``malloc_tuning``, and, with --baseline REV, the engine of that git revision under
    glibc's defaults (checked out in a temporary worktree).
@@ -165,8 +166,12 @@ def main():
             labels["baseline"] = f"revision {revision}, glibc's defaults"
             trees["baseline"] = (str(worktree), "off")
         try:
-            runs = [run_fit(label, mode, home, args.precision, path)
-                    for _ in range(args.pairs) for label, (path, mode) in trees.items()]
+            # Each round starts with the next engine: none always runs after another.
+            order, runs = list(trees), []
+            for round_ in range(args.pairs):
+                for label in order[round_ % len(order):] + order[:round_ % len(order)]:
+                    root, mode = trees[label]
+                    runs.append(run_fit(label, mode, home, args.precision, root))
         finally:
             if args.baseline:
                 subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force",
@@ -185,11 +190,13 @@ def main():
               for label in trees if label != "tree"}
     part_rows = [[part, f"{info['largest_mb']:.1f}", f"{info['above_32_mib_per_step']:.1f}"]
                  for part, info in allocations["parts"].items()]
+    low, high = min(allocations["widths"]), max(allocations["widths"])
+    widths = f"{low}" if low == high else f"{low} to {high}"
     identical = len({r["weights_sha256"] for r in runs if r["label"] in ("tree", "tuned")}) == 1
     markdown = (
         "### The training step's allocations, and what a fit pays for them\n\n"
         f"Default BiLM ({allocations['precision']}), its {args.steps} widest AG News training "
-        f"batches ({min(allocations['widths'])} to {max(allocations['widths'])} positions, "
+        f"batches ({widths} positions, "
         f"{sum(allocations['targets']):,} LM targets) under `torch.profiler` with memory "
         "profiling: the largest block each part of the step allocates, and how many per "
         "step exceed glibc's largest mmap threshold (32 MiB; each such block is mapped "
@@ -197,13 +204,15 @@ def main():
         + markdown_table(["part of the step", "largest block (MB)", "blocks above 32 MiB per step"],
                          part_rows)
         + "\n\nWhole 1-epoch fits of the 7,600 AG News texts (then `embed_flat` of 3,000), "
-        f"fresh processes in turn, {args.pairs} rounds, medians. System seconds: CPU time "
+        f"fresh processes, {args.pairs} rounds, each starting with the next engine, medians. "
+        "System seconds: CPU time "
         "the kernel spent for the process; page faults: the fit's first touches of memory "
         "the kernel had to supply; peak memory above the process's baseline.\n\n"
         + markdown_table(["engine", "fit seconds", "fit system seconds", "fit minor page faults",
                           "peak extra memory (MB)"], fit_rows)
         + "\n\n" + "".join(
-            f"{labels[label]}: its fit took **{np.median(values):.2f}x** the time of this "
+            f"{labels[label][:1].upper() + labels[label][1:]}: its fit took "
+            f"**{np.median(values):.2f}x** the time of this "
             f"tree's default fit (pairs: {', '.join(f'{v:.2f}' for v in values)}).\n\n"
             for label, values in ratios.items())
         + f"Weights with and without the opt-in: {'identical' if identical else 'DIFFERENT'}.\n"

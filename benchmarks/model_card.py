@@ -1,0 +1,174 @@
+"""The model card (README.md) of a pretrained-model folder, from its files and results.
+
+Everything in the card is read, counted or measured, never typed in:
+
+* configuration, vocabulary, tokens seen, training hours: the folder's ``config.json``;
+* words per training file: counted in the recipe's files (whitespace words), with each
+  file's licence and required attribution from the data's ``SOURCES.md``;
+* held-out perplexity on every held-out slice, next to en-small's, and the feature
+  scores under the suite's protocol beside TF-IDF, all-MiniLM-L6-v2 and en-small: the
+  model's row in ``benchmarks/results/general_recipe.json`` (``python
+  benchmarks/general_recipe.py NAME=FOLDER`` writes it);
+* hardware and precision: the machine that writes the card, which must be the one that
+  trained the model (``--trained-here``; the training precision is what ``precision``
+  resolves to there).
+
+Run: python benchmarks/model_card.py FOLDER --recipe NAME --trained-here [--data-home DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from pathlib import Path
+
+# first: the command's process settings (_common) apply before torch loads
+from _common import RESULTS, environment, markdown_table, write_text_atomically
+
+from elmofeat import BiLM
+from elmofeat.bilm.corpus import TextFiles
+from elmofeat.datasets import get_data_home
+from elmofeat.models import recipes
+
+TASKS = ("ag_news", "r8", "cr", "mpqa")
+REFERENCE_ROWS = {"tfidf": "TF-IDF + LR", "minilm": "all-MiniLM-L6-v2 + LR",
+                  "en-small": "en-small + LR"}
+HELDOUT = {"wikipedia": "Wikipedia", "wikinews": "Wikinews", "dialogue": "dialogue",
+           "gutenberg": "Gutenberg"}
+WEIGHTS_LICENCE = "BSD-3-Clause, as elmofeat"
+GLOVE = ("GloVe 6B 50d word vectors (Pennington et al. 2014), public domain (PDDL); "
+         "the model's word layer starts from them and keeps them frozen")
+
+
+def sources_table(home: Path) -> list[tuple[re.Pattern, str]]:
+    """``(file-name pattern, licence and origin)`` of every corpus row of SOURCES.md."""
+    rows = []
+    for line in (home / "SOURCES.md").read_text(encoding="utf-8").splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) < 6 or not cells[0].endswith((".txt.gz", "_heldout")):
+            continue
+        name = cells[0].split(",")[0].strip()  # "x_train.txt.gz, _heldout": the first
+        # "wikipedia_train_00..03.txt.gz" names four shards
+        pattern = "".join(r"\d\d" if re.fullmatch(r"\d\d\.\.\d\d", part) else re.escape(part)
+                          for part in re.split(r"(\d\d\.\.\d\d)", name))
+        rows.append((re.compile(pattern + "$"), cells[-1]))
+    return rows
+
+
+def licence_of(path: Path, table) -> str:
+    for pattern, licence in table:
+        if pattern.match(path.name):
+            return licence
+    raise ValueError(f"{path.name} has no row in SOURCES.md")
+
+
+def word_counts(files) -> dict[str, int]:
+    return {Path(f).name: sum(len(p.split()) for p in TextFiles([f])) for f in files}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("folder", type=Path)
+    parser.add_argument("--recipe", required=True, choices=sorted(recipes.RECIPES))
+    parser.add_argument("--trained-here", action="store_true", required=True,
+                        help="confirm that this machine trained the model (its hardware "
+                        "and precision go into the card)")
+    parser.add_argument("--data-home", default=None)
+    args = parser.parse_args()
+    home = Path(get_data_home(args.data_home))
+    recipe = recipes.RECIPES[args.recipe]
+    name = recipe.name
+    config = json.loads((args.folder / "config.json").read_text())
+    params, history = config["params"], config["history"]
+    bilm = BiLM.from_pretrained(args.folder)
+    precision = "bf16 autocast" if bilm._bf16(training=True) else "fp32"
+    host = environment()
+    rows = json.loads((RESULTS / "general_recipe.json").read_text())["rows"]
+    if name not in rows:
+        raise SystemExit(f"no {name} row in general_recipe.json: run "
+                         f"python benchmarks/general_recipe.py {name}={args.folder}")
+
+    files = recipe.corpus(home).files
+    words = word_counts(files)
+    total = sum(words.values())
+    table = sources_table(home)
+    tokens = sum(h.get("training_tokens", 0) for h in history)
+    hours = sum(h["seconds"] for h in history) / 3600
+    corpus_rows = [[f.name, f"{words[f.name]:,}", f"{words[f.name] / total:.1%}",
+                    licence_of(f, table)] for f in files]
+
+    ppl_rows = []
+    for key in (name, "en-small"):
+        ppl = rows[key].get("heldout_perplexity", {})
+        ppl_rows.append([key, *(f"{ppl[h]:.1f}" if h in ppl else "" for h in HELDOUT)])
+    score_rows = []
+    for key, label in [*REFERENCE_ROWS.items(), (name, f"{name} + LR")]:
+        if key in rows:
+            means = [rows[key]["scores"][t]["mean"] for t in TASKS]
+            score_rows.append([label, *(f"{m:.4f}" for m in means)])
+
+    card = f"""# {name}: a general English biLM for elmofeat
+
+{recipe.description[:1].upper() + recipe.description[1:]}. Load it with
+`BiLM.from_pretrained("{name}")` or use it through `ElmoVectorizer(bilm="{name}")`;
+`ElmoVectorizer(bilm="{name}", adapt_epochs=1)` adapts a copy to your texts first.
+
+| | |
+|---|---|
+| architecture | word layer: GloVe 6B 50d vectors (kept frozen) projected to {params['embedding_dim']}; {params['n_layers']} LSTM layers per direction, {params['hidden_dim']} wide, residual; adaptive softmax |
+| vocabulary | {config['vocabulary_size']:,} words read; the {config['n_output_words']:,} most frequent corpus words predicted (min count {params['min_count']}) |
+| corpus | {total:,} words in {len(files)} files (below), read once: {tokens:,} training tokens ({len(history)} epoch, {params['validation_fraction']:.0%} of the windows held out for validation) |
+| training | {hours:.2f} hours on {host['cpu_count']} CPU cores ({host['cpu']}), {precision}, batches of {params['batch_size']} windows of at most {params['max_len']} tokens, AdamW at {params['learning_rate']}, seed {params['random_state']} |
+| representations | {config['n_representations']} layers per token, {config['output_dim']} wide |
+| weights | `bilm.pt`, {config['weights_dtype']}, SHA-256 `{config['weights_sha256']}` |
+| licence of the weights | {WEIGHTS_LICENCE} |
+
+## Training data, licences and attributions
+
+Words counted in the files; licence and origin as the data's `SOURCES.md` gives them.
+Besides the corpus: {GLOVE}.
+
+{markdown_table(["file", "words", "share", "licence, origin and required attribution"], corpus_rows)}
+
+## Held-out perplexity
+
+Both directions, the first 100,000 words of each held-out slice
+(`benchmarks/results/general_recipe.md`; the two models have different vocabularies,
+so the figures compare the models only roughly):
+
+{markdown_table(["model", *HELDOUT.values()], ppl_rows)}
+
+## What its features are worth
+
+Mean accuracy under the suite's protocol (`benchmarks/results/general_recipe.md`: CR and
+MPQA stratified 5-fold, AG News one 80/20 split of its 7,600 rows, R8 its standard split;
+`ElmoVectorizer(bilm)`'s defaults; LogisticRegression's C searched by inner 3-fold CV):
+
+{markdown_table(["row", *TASKS], score_rows)}
+
+## How it was made
+
+```bash
+elmofeat pretrain --recipe {name} --data-home DATA --pretrained -o FOLDER \\
+    --checkpoint-dir CHECKPOINTS --checkpoint-every 2000 --threads 2
+python benchmarks/general_recipe.py {name}=FOLDER --data-home DATA
+python benchmarks/model_card.py FOLDER --recipe {name} --trained-here --data-home DATA
+```
+
+A stopped pretraining resumes from its last checkpoint when the same command runs again.
+
+## Limits
+
+No product, film or place reviews are in the corpus: opinion reaches the model through
+the dialogue files only. Words neither the corpus nor GloVe's first 200,000 hold are
+`<unk>` unless adaptation (`adapt_epochs`) adds them from your texts. Its LSTMs are
+small ({params['hidden_dim']} wide) and read {tokens / 1e6:.0f}M tokens; ELMo's original
+model read about 800M.
+"""
+    write_text_atomically(args.folder / "README.md", card)
+    print(card)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,58 @@
+"""benchmarks/model_card.py: each training file's licence, read from the data's SOURCES.md."""
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+
+SOURCES = """# Sources
+
+| file | what | documents | words | gzip bytes | licence / origin |
+|---|---|---|---|---|---|
+| wikipedia_train_00..03.txt.gz | 4 shards | 1 | 2 | 3 | Wikipedia contributors, CC BY-SA 3.0 |
+| wikipedia_heldout.txt.gz | held out | 1 | 2 | 3 | as above |
+| dialogue_sgd_train.txt.gz, _heldout | SGD | 1 | 2 | 3 | CC BY-SA 4.0 (Rastogi et al. 2020) |
+| glove/glove.6B.50d.txt.gz | vectors | 1 | 2 | 3 | PDDL |
+"""
+
+
+@pytest.fixture(scope="module")
+def card():
+    sys.path.insert(0, str(BENCHMARKS))  # the script imports its sibling _common
+    try:
+        spec = importlib.util.spec_from_file_location("model_card", BENCHMARKS / "model_card.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(BENCHMARKS))
+    return module
+
+
+def test_each_file_gets_the_licence_of_its_row(card, tmp_path):
+    (tmp_path / "SOURCES.md").write_text(SOURCES)
+    table = card.sources_table(tmp_path)
+    licence = lambda name: card.licence_of(Path(name), table)  # noqa: E731
+    # "00..03" names every shard of the range, and only those.
+    for shard in ("00", "01", "03"):
+        assert licence(f"wikipedia_train_{shard}.txt.gz") == "Wikipedia contributors, CC BY-SA 3.0"
+    assert licence("dialogue_sgd_train.txt.gz") == "CC BY-SA 4.0 (Rastogi et al. 2020)"
+    with pytest.raises(ValueError, match="wikipedia_train_0x.txt.gz has no row"):
+        licence("wikipedia_train_0x.txt.gz")
+    with pytest.raises(ValueError, match="no row"):
+        licence("reviews_train.txt.gz")
+
+
+def test_the_staged_sources_name_a_licence_for_every_recipe_file(card):
+    from elmofeat.datasets import get_data_home
+    from elmofeat.models.recipes import RECIPES
+
+    home = Path(get_data_home())
+    if not (home / "SOURCES.md").is_file():
+        pytest.fail(f"test data not found: {home}/SOURCES.md (set ELMOFEAT_DATA)")
+    table = card.sources_table(home)
+    for recipe in RECIPES.values():
+        for path in recipe.corpus(home).files:
+            assert card.licence_of(Path(path), table) not in ("", "as above")
