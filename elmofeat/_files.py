@@ -5,6 +5,8 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
+import stat
 import tempfile
 import time
 from pathlib import Path
@@ -34,14 +36,33 @@ _UMASK = _current_umask()
 STALE_SECONDS = 3600.0
 
 
-def remove_stale_temporaries(folder, pattern: str) -> int:
-    """Delete the temporary files matching ``pattern`` in ``folder`` that nobody has
-    written for :data:`STALE_SECONDS` (left by a save that was killed: a ``finally``
-    cannot run after SIGKILL); return how many. A writer at work keeps its file fresh."""
+#: The random part of a ``tempfile.mkstemp`` name: 8 characters of this alphabet.
+_MKSTEMP_PART = r"[a-z0-9_]{8}"
+
+
+def remove_stale_temporaries(folder, names: str) -> int:
+    """Delete :func:`atomic_path`'s temporary files in ``folder`` that nobody has written
+    for :data:`STALE_SECONDS` (left by a save that was killed: a ``finally`` cannot run
+    after SIGKILL); return how many. A writer at work keeps its file fresh.
+
+    ``names``: a regular expression of the target file names whose temporaries to
+    remove (``re.escape(name)`` for one). Only regular files named exactly as
+    ``atomic_path`` names its temporaries (``.NAME.XXXXXXXX.tmp``) and owned by this
+    process's user are removed: a glob character in a file name, or another user's
+    file, never widens what is deleted.
+    """
+    pattern = re.compile(rf"\.(?:{names})\.{_MKSTEMP_PART}\.tmp")
     removed, now = 0, time.time()
-    for leftover in Path(folder).glob(pattern):
+    try:
+        candidates = [p for p in Path(folder).iterdir() if pattern.fullmatch(p.name)]
+    except OSError:
+        return 0
+    owner = os.getuid() if hasattr(os, "getuid") else None
+    for leftover in candidates:
         try:
-            if now - leftover.lstat().st_mtime > STALE_SECONDS:
+            info = leftover.lstat()
+            if (stat.S_ISREG(info.st_mode) and (owner is None or info.st_uid == owner)
+                    and now - info.st_mtime > STALE_SECONDS):
                 leftover.unlink()
                 removed += 1
         except OSError:
@@ -66,7 +87,7 @@ def atomic_path(path):
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    remove_stale_temporaries(path.parent, f".{path.name}.*.tmp")
+    remove_stale_temporaries(path.parent, re.escape(path.name))
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     os.close(handle)
     temporary = Path(temporary)

@@ -342,3 +342,64 @@ def test_embed_by_name_uses_the_shipped_models_own_scales(tmp_path):
                      str(tmp_path / f"{name}.npy"), "--quiet"]) == 0
     np.testing.assert_allclose(np.load(tmp_path / "query.npy")[0],
                                np.load(tmp_path / "corpus.npy")[1], rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["texts.parquet", "texts.txt"])
+def test_embed_refuses_an_output_that_is_its_input_and_keeps_the_texts(saved_bilm, corpus,
+                                                                       tmp_path, name, capsys):
+    # The probe's case: embed MODEL docs.parquet -o docs.parquet replaced the corpus.
+    source = tmp_path / name.replace("texts", "docs")
+    source.write_bytes((corpus / name).read_bytes())
+    before = source.read_bytes()
+    output = source if name.endswith(".parquet") else source.with_suffix(".npy")
+    if output != source:  # a .txt input cannot be a .npy output: name the model instead
+        output = tmp_path / "model.npy"
+        (tmp_path / "model.npy").write_bytes(saved_bilm.read_bytes())
+        assert main(["embed", str(output), str(source), "-o", str(output)]) == 1
+        assert output.read_bytes() == saved_bilm.read_bytes()
+    else:
+        assert main(["embed", str(saved_bilm), str(source), "-o", str(output)]) == 1
+    assert source.read_bytes() == before
+    assert "is the input" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", ["embed", "pretrain", "pretrain-folder", "benchmark"])
+@pytest.mark.parametrize("where", ["under-a-file", "proc", "is-a-folder-or-file"])
+def test_every_command_checks_its_output_before_any_work(saved_bilm, corpus, tmp_path, command,
+                                                          where, capsys, monkeypatch):
+    """A file where a folder should be, a folder nothing can be written in (/proc), or a
+    folder where a file should be (and the reverse): refused in one line, before the
+    texts are read or anything is trained."""
+    from pathlib import Path
+
+    for module in ("embed", "pretrain"):
+        monkeypatch.setattr(f"elmofeat.cli.{module}.read_texts",
+                            lambda *a, **k: pytest.fail("texts were read"))
+    blocker = tmp_path / "blocker.txt"
+    blocker.write_text("a file")
+    taken = tmp_path / "taken.npy"  # a folder with a file's name
+    taken.mkdir()
+    wants_folder = command in ("pretrain-folder", "benchmark")
+    output = {"under-a-file": blocker / ("out" if wants_folder else "out.npy"),
+              "proc": Path("/proc/self") / ("elmofeat-out" if wants_folder else "out.npy"),
+              "is-a-folder-or-file": blocker if wants_folder else taken}[where]
+    args = {"embed": ["embed", str(saved_bilm), str(corpus / "texts.txt"), "-o", str(output)],
+            "pretrain": ["pretrain", str(corpus / "texts.txt"), "-o", str(output), *TINY],
+            "pretrain-folder": ["pretrain", str(corpus / "texts.txt"), "--pretrained", "-o",
+                                str(output), *TINY],
+            "benchmark": ["benchmark", "--quick", "--no-figures", "--output", str(output)]}[command]
+    assert main(args) == 1
+    error = capsys.readouterr().err.strip()
+    assert len(error.splitlines()) == 1 and "--output" in error, error
+    expected = {"under-a-file": "is a file, not a folder", "proc": "cannot write in",
+                "is-a-folder-or-file": "not a folder" if wants_folder else "is a folder"}[where]
+    assert expected in error, error
+
+
+def test_pretrain_checks_its_checkpoint_folder_before_any_work(corpus, tmp_path, capsys):
+    blocker = tmp_path / "blocker.txt"
+    blocker.write_text("a file")
+    assert main(["pretrain", str(corpus / "texts.txt"), "-o", str(tmp_path / "m.pt"),
+                 "--checkpoint-dir", str(blocker), *TINY]) == 1
+    assert "exists and is not a folder" in capsys.readouterr().err
+    assert not (tmp_path / "m.pt").exists()

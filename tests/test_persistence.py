@@ -89,9 +89,9 @@ def test_temporaries_of_killed_saves_are_removed_by_the_next_save(tmp_path):
     from elmofeat._files import STALE_SECONDS, atomic_path
 
     target = tmp_path / "model.pt"
-    stale = tmp_path / ".model.pt.abc123.tmp"
-    fresh = tmp_path / ".model.pt.def456.tmp"  # another writer, at work now
-    other = tmp_path / ".bilm-0123.pt.xyz.tmp"
+    stale = tmp_path / ".model.pt.abc12_45.tmp"  # named as tempfile.mkstemp names them
+    fresh = tmp_path / ".model.pt.def45678.tmp"  # another writer, at work now
+    other = tmp_path / ".bilm-0123.pt.xyz12345.tmp"
     for path in (stale, fresh, other):
         path.write_bytes(b"partial")
     old = time.time() - STALE_SECONDS - 60
@@ -103,3 +103,29 @@ def test_temporaries_of_killed_saves_are_removed_by_the_next_save(tmp_path):
     assert not stale.exists() and fresh.exists() and other.exists()
     _evict(tmp_path, keep=8)
     assert not other.exists() and fresh.exists()
+
+
+def test_glob_characters_in_a_saved_name_never_widen_what_is_deleted(tmp_path):
+    """Saving to ``victim*`` cleans up the temporaries of ``victim*`` only: other files
+    that a glob of the name would match, links and files of other shapes stay."""
+    import os
+    import time
+
+    from elmofeat._files import STALE_SECONDS, atomic_path
+
+    old = time.time() - STALE_SECONDS - 60
+    others = [tmp_path / ".victim_data.pt.abcdefgh.tmp",  # ".victim*.*.tmp" would match
+              tmp_path / ".victim[1].abcdefgh.tmp", tmp_path / ".victim*.notes.tmp"]
+    for path in others:
+        path.write_bytes(b"someone's work")
+        os.utime(path, (old, old))
+    link = tmp_path / ".victim*.abcdefgh.tmp"  # the right name, but a link
+    link.symlink_to(others[0])
+    own = tmp_path / ".victim*.zz_99_zz.tmp"
+    own.write_bytes(b"partial")
+    os.utime(own, (old, old))
+    with atomic_path(tmp_path / "victim*") as temporary:
+        temporary.write_text("saved")
+    assert (tmp_path / "victim*").read_text() == "saved"
+    assert all(path.exists() for path in others) and link.is_symlink()
+    assert not own.exists()  # a stale temporary of this very name is removed

@@ -6,6 +6,8 @@ import shlex
 from dataclasses import replace
 from pathlib import Path
 
+from ._outputs import check_output_folder
+
 
 def add_arguments(parser) -> None:
     # The choices and their help come from the suite's registries (plain Python: --help
@@ -80,8 +82,8 @@ def run(args) -> int:
 
     settings = settings_from(args)
     output = Path(args.output)
-    if output.exists() and not output.is_dir():
-        raise ValueError(f"--output {output} exists and is not a folder")
+    if args.add_to is None:
+        check_output_folder(output, what="the report")
     if not args.no_figures:
         try:
             import matplotlib  # noqa: F401
@@ -100,6 +102,7 @@ def run(args) -> int:
         base = json.loads(source.read_text(encoding="utf-8"))
         base.pop("summary", None)
         output = Path(args.add_to)
+        check_output_folder(output, what="the report")
         check_joinable(base["settings"], settings)
     splits = output / "splits" / ("added" if base is not None else "")
     results = run_benchmark(settings, data_home=args.data_home, progress=not args.no_progress,

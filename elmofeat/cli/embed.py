@@ -11,6 +11,7 @@ import numpy as np
 from .._files import atomic_path
 from ..mixes import DEFAULT_LAYER_MIX, get_mix, mix_names
 from ._inputs import read_texts
+from ._outputs import check_output_file
 
 FORMATS = (".npy", ".parquet")
 
@@ -105,6 +106,7 @@ def run(args) -> int:
     output = Path(args.output)
     if output.suffix.lower() not in FORMATS:
         raise ValueError(f"--output must end in {' or '.join(FORMATS)}, got {output.name}")
+    check_output_file(output, [args.input, args.model], "the features")
     from ..bilm import hub
 
     if not Path(args.model).exists() and args.model not in hub.REGISTRY:

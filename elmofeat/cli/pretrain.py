@@ -9,6 +9,7 @@ from pathlib import Path
 
 from ..models.recipes import RECIPES
 from ._inputs import positive_int_argument, read_texts, threads
+from ._outputs import check_output_file, check_output_folder
 
 
 def add_arguments(parser) -> None:
@@ -89,27 +90,14 @@ def _texts(args):
     return read_texts(inputs[0], args.column, args.data_home), inputs[0]
 
 
-def _refuse_output_among_inputs(args) -> None:
-    """An output that is one of the inputs (or inside an input folder) would replace the
-    corpus with the model, or join the corpus of the next run."""
-    import glob
-
-    output = Path(args.output).resolve()
-    for given in args.input:
-        matches = [Path(m) for m in glob.glob(given)] if any(c in given for c in "*?[") else [
-            Path(given)]
-        for path in matches:
-            path = path.resolve()
-            if path == output or (path.is_dir() and path in output.parents):
-                raise ValueError(f"--output {args.output} is {'inside ' if path != output else ''}"
-                                 f"the input {given}: writing the model there would replace or "
-                                 "join the corpus; choose another output path")
-
-
 def run(args) -> int:
     from ..bilm import BiLM
 
-    _refuse_output_among_inputs(args)
+    # Checked before the corpus is read: the model folder (--pretrained) or file.
+    check = check_output_folder if args.pretrained else check_output_file
+    check(args.output, args.input, "the model")
+    if args.checkpoint_dir:
+        check_output_folder(args.checkpoint_dir, args.input, "checkpoints")
     texts, described = _texts(args)
     params = dict(RECIPES[args.recipe].params(args.data_home)) if args.recipe else {}
     for option, param in _OPTIONS.items():

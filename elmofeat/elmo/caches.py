@@ -129,7 +129,7 @@ def _evict(folder: Path, keep: int) -> None:
     for old in files[keep:]:
         old.unlink(missing_ok=True)
         old.with_suffix(".lock").unlink(missing_ok=True)
-    remove_stale_temporaries(folder, ".bilm-*.tmp")  # writes of other entries, killed
+    remove_stale_temporaries(folder, r"bilm-[0-9a-f]+\.pt")  # writes of other entries, killed
 
 
 class BiLMCache:

@@ -1,0 +1,87 @@
+"""Where the commands write, checked before any work.
+
+An hour of pretraining must not end in "Permission denied", and an output that is one of
+the inputs would replace the texts with the result. Every command checks its output
+first: a file where a folder should be (or the reverse), a folder it cannot write in, a
+path inside an input.
+"""
+
+from __future__ import annotations
+
+import glob
+import tempfile
+from pathlib import Path
+
+
+def _existing_ancestor(path: Path) -> Path:
+    """``path`` or the nearest of its parents that exists."""
+    for candidate in (path, *path.parents):
+        if candidate.exists():
+            return candidate
+    return Path.cwd()
+
+
+def _check_writable_folder(folder: Path, output) -> None:
+    """A file can be created in ``folder`` (tried: permissions, read-only mounts and
+    pseudo-filesystems such as /proc all answer only to a real attempt)."""
+    try:
+        with tempfile.TemporaryFile(dir=folder, prefix=".elmofeat-write-check-"):
+            pass
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise ValueError(f"--output {output}: cannot write in {folder} ({reason}); choose "
+                         "another output path") from None
+
+
+def _check_new_parents(path: Path, output) -> Path:
+    """The folder ``path``'s missing parents would be made in: an existing folder that
+    can be written in (not a file where a folder should be)."""
+    ancestor = _existing_ancestor(path.parent)
+    if not ancestor.is_dir():
+        raise ValueError(f"--output {output}: {ancestor} is a file, not a folder")
+    _check_writable_folder(ancestor, output)
+    return ancestor
+
+
+def check_output_file(output, inputs=(), what: str = "the output") -> None:
+    """``output`` can be written as a file and is none of ``inputs`` (paths, globs or
+    names that are not paths); ``what``: what would be written, for the message."""
+    refuse_output_among_inputs(output, inputs, what)
+    path = Path(output).expanduser()
+    if path.is_dir():
+        raise ValueError(f"--output {output} is a folder: give a file name")
+    if path.exists() and not path.is_file():
+        raise ValueError(f"--output {output} exists and is not a regular file")
+    _check_new_parents(path, output)
+
+
+def check_output_folder(output, inputs=(), what: str = "the output") -> None:
+    """``output`` can be made (or written in) as a folder and holds none of ``inputs``."""
+    refuse_output_among_inputs(output, inputs, what)
+    path = Path(output).expanduser()
+    if path.exists() and not path.is_dir():
+        raise ValueError(f"--output {output} exists and is not a folder")
+    if path.is_dir():
+        _check_writable_folder(path, output)
+    else:
+        _check_new_parents(path, output)
+
+
+def refuse_output_among_inputs(output, inputs, what: str) -> None:
+    """An output that is one of the inputs (or inside an input folder) would replace the
+    texts, or join the corpus of the next run."""
+    resolved = Path(output).expanduser().resolve()
+    for given in inputs:
+        if any(c in given for c in "*?["):
+            matches = [Path(m) for m in glob.glob(given)]
+        else:
+            matches = [Path(given).expanduser()]
+        for path in matches:
+            if not path.exists():
+                continue  # a dataset name, or nothing yet
+            path = path.resolve()
+            if path == resolved or (path.is_dir() and path in resolved.parents):
+                where = "inside " if path != resolved else ""
+                raise ValueError(f"--output {output} is {where}the input {given}: writing "
+                                 f"{what} there would replace or join the texts; choose "
+                                 "another output path")
