@@ -18,6 +18,7 @@ import zipfile
 from pathlib import Path
 
 from ._files import atomic_path
+from ._paths import refuse_package_models
 
 # The types, beyond skops' defaults, that an elmofeat file may contain. Each rebuilds
 # from plain data (its __setstate__ checks version stamps and rebuilds torch modules
@@ -72,6 +73,7 @@ def dump(estimator, path) -> Path:
     """
     sio = _skops()
     path = Path(path)
+    refuse_package_models(path)
     with atomic_path(path) as temporary:
         sio.dump(estimator, temporary)
     return path

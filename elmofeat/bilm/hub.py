@@ -23,11 +23,11 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from .._paths import PACKAGE_MODELS, refuse_package_models  # noqa: F401  (part of this API)
+
 WEIGHTS_NAME = "bilm.pt"
 CONFIG_NAME = "config.json"
 CARD_NAME = "README.md"
-#: Where the models shipped with elmofeat live.
-PACKAGE_MODELS = Path(__file__).resolve().parent.parent / "models"
 
 
 @dataclass(frozen=True)
@@ -46,6 +46,7 @@ class ModelSource:
 
 
 REGISTRY: dict[str, ModelSource] = {}
+
 
 
 def register(name: str, *, sha256: str, folder: str | None = None, url: str | None = None,

@@ -53,8 +53,11 @@ def save_bilm(bilm, path, dtype: str | None = None) -> None:
     ``dtype``: store the weights as ``"float16"``, ``"bfloat16"`` or ``"float32"``
     (None: as the model holds them). Loading always gives float32 weights.
     """
+    from . import hub
+
     if dtype is not None and dtype not in _DTYPES:
         raise ValueError(f"dtype must be one of {', '.join(_DTYPES)} or None, got {dtype!r}")
+    hub.refuse_package_models(path)
     if bilm.tokenizer is not None:
         raise ValueError(
             "a BiLM with a custom tokenizer callable cannot be saved as data; pickle it "
@@ -103,6 +106,7 @@ def save_pretrained_folder(bilm, folder, card: str | None = None, dtype: str = "
     resettable = (*bilm._run_settings, *bilm._placement_params)
     bilm.set_params(**{k: defaults[k] for k in resettable if k in defaults})
     folder = Path(folder)
+    hub.refuse_package_models(folder)  # before the folder is made
     folder.mkdir(parents=True, exist_ok=True)
     weights = folder / hub.WEIGHTS_NAME
     save_bilm(bilm, weights, dtype=dtype)
@@ -228,6 +232,14 @@ def read_bilm_file(path, known_params, stamped) -> SavedBiLM:
     if not intact:
         raise ValueError(f"{path} is corrupted: its checksum does not match its contents "
                          "(a changed byte in the weights, vocabulary or configuration)")
+    if not all(isinstance(w, str) for w in vocabulary):
+        raise ValueError(f"{path} is a damaged elmofeat BiLM file: its vocabulary holds "
+                         "something other than words")
+    if len(set(vocabulary)) != len(vocabulary):
+        seen = set()
+        repeated = next(w for w in vocabulary if w in seen or seen.add(w))
+        raise ValueError(f"{path} is a damaged elmofeat BiLM file: its vocabulary holds "
+                         f"{repeated!r} twice")
     unknown = sorted(set(params) - set(known_params))
     if unknown:
         raise ValueError(f"{path} has parameters this elmofeat does not know: "

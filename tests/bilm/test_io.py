@@ -199,3 +199,41 @@ def test_pickles_from_before_biLMs_measured_their_layer_spread_load(fitted):
     old.__setstate__(state)
     assert old.layer_scales_ is None
     np.testing.assert_allclose(old.embed(["a b"])[0], fitted.embed(["a b"])[0])
+
+
+def test_a_vocabulary_with_a_repeated_word_is_refused_at_load(fitted, tmp_path):
+    # It passed every check and failed at first use, inside pandas.
+    from elmofeat.bilm.io import payload_checksum
+
+    path = tmp_path / "bilm.pt"
+    fitted.save(path)
+    payload = torch.load(path, weights_only=True)
+    words = list(payload["vocabulary"])
+    words[5] = words[6]
+    payload["vocabulary"] = words
+    payload["checksum"] = payload_checksum(payload)
+    torch.save(payload, tmp_path / "twice.pt")
+    with pytest.raises(ValueError, match=f"holds {words[6]!r} twice"):
+        BiLM.load(tmp_path / "twice.pt")
+
+
+def test_nothing_is_saved_into_the_shipped_models_folder(fitted, tmp_path):
+    """A model saved there broke ElmoVectorizer() for every user until a reinstall."""
+    import elmofeat
+    from elmofeat.bilm import hub
+
+    package = hub.PACKAGE_MODELS
+    before = {p: p.stat().st_mtime_ns for p in package.rglob("*")}
+    vectorizer = elmofeat.SVDVectorizer(n_components=2, min_count=1).fit(
+        ["the cat sat", "the dog ran"] * 5)
+    attempts = [lambda: fitted.save_pretrained(package / "en-small"),
+                lambda: fitted.save_pretrained(package / "mine"),
+                lambda: fitted.save_pretrained(package),
+                lambda: fitted.save(package / "en-small" / "bilm.pt"),
+                lambda: elmofeat.dump(vectorizer, package / "en-small" / "bilm.pt")]
+    for attempt in attempts:
+        with pytest.raises(ValueError, match="own models folder"):
+            attempt()
+    assert {p: p.stat().st_mtime_ns for p in package.rglob("*")} == before
+    fitted.save_pretrained(tmp_path / "mine")  # anywhere else is fine
+    assert (tmp_path / "mine" / "bilm.pt").is_file()
