@@ -9,14 +9,16 @@ from sklearn import pipeline
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import Normalizer, StandardScaler
 
-from .text import read_once
+from .text import validate_documents
 from .elmo.vectorizer import ElmoVectorizer
 
 
 class FeatureUnion(pipeline.FeatureUnion):
-    """scikit-learn's ``FeatureUnion`` that reads a one-shot iterable of documents (a
-    generator) once, so that every part sees all of them rather than the first part
-    emptying it. Same name, parameters and step names as scikit-learn's.
+    """scikit-learn's ``FeatureUnion`` for documents: it checks them once, with
+    :class:`ElmoVectorizer`'s errors (a ``None`` or ``bytes`` document is named before any
+    part sees it), and reads a one-shot iterable (a generator) once, so that every part
+    sees all of them rather than the first part emptying it. Same name, parameters and
+    step names as scikit-learn's.
 
     Examples
     --------
@@ -27,13 +29,13 @@ class FeatureUnion(pipeline.FeatureUnion):
     """
 
     def fit(self, X, y=None, **params):
-        return super().fit(read_once(X), y, **params)
+        return super().fit(validate_documents(X), y, **params)
 
     def fit_transform(self, X, y=None, **params):
-        return super().fit_transform(read_once(X), y, **params)
+        return super().fit_transform(validate_documents(X), y, **params)
 
     def transform(self, X, **params):
-        return super().transform(read_once(X), **params)
+        return super().transform(validate_documents(X), **params)
 
 #: The weight of the ELMo block: a compromise between the development tasks, whose best
 #: weights differ (the layer probe's hybrid study, docs/benchmarks.md#layer-probe).

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from sklearn.base import clone
 from sklearn.linear_model import LogisticRegression
-from sklearn.model_selection import GridSearchCV
+from sklearn.model_selection import GridSearchCV, StratifiedKFold
 from sklearn.pipeline import Pipeline
 
 from elmofeat import BiLM, ElmoVectorizer
@@ -383,6 +383,25 @@ def test_bad_labels_are_rejected_before_pretraining(corpus, labels, match, monke
         ElmoVectorizer(BiLM(**SMALL_BILM), layer_mix="trainable", cache_dir=None).fit(X, labels(y))
 
 
+@pytest.mark.parametrize("mix", ["trainable", "mlp"])
+@pytest.mark.parametrize("labelled, cv, match", [
+    (2, 5, "y labels only 2 of them: label at least 5"),
+    (3, 5, "y labels only 3 of them"),
+    (4, StratifiedKFold(5), "cannot split the 4 labelled documents"),
+])
+def test_too_few_labels_for_the_folds_are_refused_before_pretraining(corpus, mix, labelled, cv,
+                                                                     match, monkeypatch):
+    # The probe's semi-supervised case: 2 labels among 120 documents failed inside
+    # scikit-learn ("n_samples=2"), after the biLM had pretrained.
+    X, y = corpus
+    partial = np.full(len(y), -1)
+    partial[:labelled] = np.arange(labelled) % 2
+    monkeypatch.setattr(BiLM, "fit", lambda *a, **k: pytest.fail("pretrained before checking cv"))
+    vectorizer = ElmoVectorizer(BiLM(**SMALL_BILM), layer_mix=mix, cv=cv, cache_dir=None)
+    with pytest.raises(ValueError, match=match):
+        vectorizer.fit_transform(X, partial)
+
+
 def test_string_labels_with_unlabelled_documents(corpus, bilm):
     X, y = corpus
     names = np.array(["world", "sports", "business", "science"], dtype=object)[y]
@@ -614,3 +633,23 @@ def test_refitting_a_shared_bilm_in_place_is_seen_by_transform(corpus):
     expected = vec.mix_.pool(*shared.embed_flat(X[:5]), vec.pooling)
     np.testing.assert_allclose(now, expected, rtol=1e-5, atol=1e-6)
     assert new_layers.shape == now.shape
+
+
+def test_bilm_params_with_a_model_name_say_that_bilm_is_a_name(corpus, bilm, tmp_path):
+    # With the default bilm="en-small" they died in scikit-learn: "'str' object has no
+    # attribute 'set_params'".
+    X, y = corpus
+    with pytest.raises(ValueError, match=r"bilm='en-small' is a pretrained model's name.*"
+                                         r"bilm__hidden_dim cannot be set"):
+        ElmoVectorizer().set_params(bilm__hidden_dim=4)
+    search = GridSearchCV(Pipeline([("elmo", ElmoVectorizer()),
+                                    ("clf", LogisticRegression())]),
+                          {"elmo__bilm__max_len": [16, 64]}, cv=2)
+    with pytest.raises(ValueError, match=r"BiLM.from_pretrained\('en-small'\)"):
+        search.fit(X[:20], y[:20])
+    bilm.save_pretrained(tmp_path / "mine")
+    with pytest.raises(ValueError, match="name or path"):
+        ElmoVectorizer(tmp_path / "mine").set_params(bilm__max_len=4)
+    # Setting bilm and its parameters together works, on a copy of a fitted one.
+    vectorizer = ElmoVectorizer().set_params(bilm=bilm, bilm__max_len=4)
+    assert vectorizer.bilm.max_len == 4 and bilm.max_len != 4

@@ -122,3 +122,21 @@ def test_a_streamed_corpus_with_an_unfitted_vectorizer_start_is_refused_clearly(
     fitted = BiLM(embedding_dim=8, hidden_dim=8, max_epochs=1, random_state=0,
                   pretrained_vectors=SVDVectorizer(n_components=8).fit(docs)).fit(d for d in docs)
     assert fitted.output_dim_ == 16
+
+
+@pytest.mark.parametrize("bad, error, match", [
+    (["a cat", None], TypeError, r"X\[1\] is None"),
+    ([b"a cat", b"a dog"], TypeError, r"X\[0\] is bytes; decode it"),
+    (["a cat", float("nan")], ValueError, r"X\[1\] is a missing value"),
+    ("a cat", TypeError, "wrap it in a list"),
+])
+def test_bad_documents_get_the_vectorizers_errors_before_tfidf_sees_them(corpus, bilm, bad,
+                                                                          error, match):
+    # They reached TfidfVectorizer first: "'NoneType' object has no attribute 'lower'",
+    # "empty vocabulary" for bytes.
+    hybrid = make_hybrid(ElmoVectorizer(bilm, layer_mix="frozen"))
+    with pytest.raises(error, match=match):
+        hybrid.fit(bad)
+    hybrid.fit(corpus[0][:20])
+    with pytest.raises(error, match=match):
+        hybrid.transform(bad)

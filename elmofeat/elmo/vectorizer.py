@@ -26,7 +26,7 @@ from ..runtime.torch_helpers import resolve_device
 from ..bilm import BiLM
 from ..mixes import DEFAULT_LAYER_MIX, get_mix, mix_names
 from ..mixes.base import MixData, MixSettings, layer_spread, pool_layers
-from ..mixes.crossfit import cross_fitting_folds
+from ..mixes.crossfit import check_cross_fitting, cross_fitting_folds
 
 # Documents each layer's spread is measured on (``scale_layers=True``).
 _SPREAD_SAMPLE = 2048
@@ -319,8 +319,21 @@ class ElmoVectorizer(BaseTextVectorizer):
         -------
         self : ElmoVectorizer
         """
-        if any(key.startswith("bilm__") for key in params) and _is_fitted_bilm(self.bilm):
-            self.bilm = self.bilm.shared_copy()
+        nested = sorted(key for key in params if key.startswith("bilm__"))
+        bilm = params.get("bilm", self.bilm)
+        if nested and isinstance(bilm, (str, os.PathLike)):
+            raise ValueError(
+                f"bilm={str(bilm)!r} is a pretrained model's name or path, not a BiLM: "
+                f"{', '.join(nested)} cannot be set on it. Pass "
+                f"bilm=BiLM.from_pretrained({str(bilm)!r}) to set the loaded model's "
+                "parameters (max_len, batch_size...), bilm=BiLM(...) to pretrain on your "
+                "texts, or search over bilm itself, e.g. "
+                "{'elmo__bilm': ['en-small', BiLM(hidden_dim=128)]}")
+        if nested and _is_fitted_bilm(bilm):  # copy on write, the given one too
+            if "bilm" in params:
+                params = {**params, "bilm": bilm.shared_copy()}
+            else:
+                self.bilm = self.bilm.shared_copy()
         return super().set_params(**params)
 
     def __sklearn_tags__(self):
@@ -475,7 +488,7 @@ class ElmoVectorizer(BaseTextVectorizer):
                            learning_rate=None if learning_rate is None else float(learning_rate),
                            batch_size=self.mix_batch_size, threads=threads)
 
-    def _fit(self, X, y, threads):
+    def _fit(self, X, y, threads, cross_fit=False):
         documents = validate_documents(X)
         self._check_params_together(y)
         spec = get_mix(self.layer_mix)
@@ -483,6 +496,8 @@ class ElmoVectorizer(BaseTextVectorizer):
             raise ValueError("X is empty: fit needs at least one document")
         # Labels are checked before the (long) pretraining, not after it.
         targets = check_targets(y, len(documents)) if spec.needs_labels else None
+        if cross_fit and targets is not None:
+            check_cross_fitting(self.cv, targets, self.layer_mix)
         if targets is None and y is not None and len(np.asarray(y)) != len(documents):
             raise ValueError(f"X has {len(documents)} documents but y has {len(np.asarray(y))} labels")
         random_state = check_random_state(self.random_state)
@@ -544,7 +559,7 @@ class ElmoVectorizer(BaseTextVectorizer):
             return self._fit_transform(X, y, threads)
 
     def _fit_transform(self, X, y, threads):
-        documents, data, settings = self._fit(X, y, threads)
+        documents, data, settings = self._fit(X, y, threads, cross_fit=True)
         targets = data.targets
         if targets is None:  # a mix without labels: nothing to cross-fit
             return self._transform(documents, threads)

@@ -27,6 +27,31 @@ def cross_fitting_folds(cv, targets, seed: int) -> list:
     return folds
 
 
+def check_cross_fitting(cv, targets, layer_mix: str) -> None:
+    """Raise now, before any pretraining, where ``cv`` cannot split the labelled documents.
+
+    An iterable of splits is used as given (reading it here would empty a generator).
+    """
+    import warnings
+
+    n = len(targets.labelled)
+    if isinstance(cv, Integral) and n < cv:
+        raise ValueError(
+            f"layer_mix={layer_mix!r} is cross-fitted over cv={cv} folds of the labelled "
+            f"documents, but y labels only {n} of them: label at least {cv} documents (as "
+            "many of each class as folds, for stratified folds) or lower cv")
+    if not isinstance(cv, Integral) and not hasattr(cv, "split"):
+        return
+    try:
+        with warnings.catch_warnings():  # the real split warns, once
+            warnings.simplefilter("ignore")
+            cross_fitting_folds(cv, targets, 0)
+    except ValueError as exc:
+        raise ValueError(
+            f"layer_mix={layer_mix!r} is cross-fitted over the folds of cv={cv!r}, which "
+            f"cannot split the {n} labelled documents: {exc}") from None
+
+
 def _check_partition(folds, n_documents: int) -> None:
     """Cross-fitting gives each document the features of the one fold that holds it out:
     the test folds must cover every document exactly once (KFold does; ShuffleSplit
