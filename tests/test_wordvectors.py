@@ -80,3 +80,24 @@ def test_a_truncated_gzip_vectors_file_names_the_file(tmp_path):
     path.write_bytes(whole[: len(whole) // 2])
     with pytest.raises(ValueError, match=r"vectors.txt.gz cannot be read as a word-vector file"):
         WordVectorsVectorizer(str(path)).fit(["w1 w2"])
+
+
+@pytest.mark.parametrize("content, line, found, width", [
+    ("the 1 1 1 1 1\ncat 2\n", 2, 1, 5),  # gensim copied the 2 into every dimension
+    ("the 1 1 1\ncat 2 2\n", 2, 2, 3),
+    ("the 1 1\ncat 2 2 2\n", 2, 3, 2),
+    ("2 5\nthe 1 1 1 1 1\ncat 2\n", 3, 1, 5),  # a word2vec header: line numbers count it
+    ("2 5\nthe 1 1 1\ncat 2 2 2\n", 2, 3, 5),  # rows narrower than the header says
+])
+def test_rows_of_the_wrong_width_are_refused_on_every_reading_path(tmp_path, content, line,
+                                                                    found, width):
+    from elmofeat import BiLM
+
+    path = tmp_path / "vectors.txt"
+    path.write_text(content)
+    message = rf"line {line} \('\w+'\) holds {found} numbers where the vectors have {width}"
+    with pytest.raises(ValueError, match=message):  # every row read
+        WordVectorsVectorizer(str(path)).fit(["the cat"])
+    with pytest.raises(ValueError, match=message):  # the rows of a vocabulary only
+        BiLM(embedding_dim=2, hidden_dim=4, max_epochs=1, pretrained_vectors=str(path),
+             min_count=1).fit(["the cat sat", "the cat ran"] * 4)

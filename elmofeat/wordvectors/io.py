@@ -55,15 +55,19 @@ def load_word_vectors(path, words=None, first: int = 0) -> "KeyedVectors":  # no
 
 
 def _read_word_vectors(path: str, words, first: int):
+    """Every row (``words=None``), or the first ``first`` rows and those of ``words``.
+
+    Each row is checked to hold as many numbers as the first (and as a word2vec header
+    says): gensim's reader copied a row of one number into every dimension.
+    """
     from gensim import utils
     from gensim.models import KeyedVectors
 
     with utils.open(path, "rb") as f:
         head = f.readline().split()
     has_header = len(head) == 2 and all(part.isdigit() for part in head)
-    if words is None:
-        return KeyedVectors.load_word2vec_format(path, binary=False, no_header=not has_header)
-    wanted = set(words)
+    width = int(head[1]) if has_header else None
+    wanted = None if words is None else set(words)
     keys, rows = [], []
     with utils.open(path, "rb") as f:
         if has_header:
@@ -71,13 +75,22 @@ def _read_word_vectors(path: str, words, first: int):
         for row, line in enumerate(f):
             word, _, numbers = line.rstrip().partition(b" ")
             word = word.decode("utf-8", "replace")
-            if row < first or word in wanted:
-                keys.append(word)
-                rows.append(np.array(numbers.split(), dtype=np.float32))
+            if wanted is not None and row >= first and word not in wanted:
+                continue
+            values = np.array(numbers.split(), dtype=np.float32)
+            if width is None:
+                width = len(values)
+            if len(values) != width or not width:
+                line_number = row + 1 + has_header
+                raise ValueError(f"{path}: line {line_number:,} ({word!r}) holds "
+                                 f"{len(values)} numbers where the vectors have {width}; "
+                                 "a damaged or truncated word-vector file")
+            keys.append(word)
+            rows.append(values)
     if not rows:
+        if wanted is None:
+            raise ValueError(f"{path}: no vectors in the file")
         raise ValueError(f"{path}: none of the {len(wanted):,} words asked for is in the file")
-    if len({len(row) for row in rows}) != 1:
-        raise ValueError(f"{path}: rows of different widths; not a word-vector text file")
-    vectors = KeyedVectors(vector_size=len(rows[0]), dtype=np.float32)
+    vectors = KeyedVectors(vector_size=width, dtype=np.float32)
     vectors.add_vectors(keys, np.vstack(rows))
     return vectors
