@@ -47,6 +47,17 @@ vec = ElmoVectorizer(bilm, layer_mix="trainable", cv=2, cache_dir=None, random_s
 vec.fit(docs, y)
 vec.transform(docs[:5])
 ElmoVectorizer(bilm, layer_mix="frozen", cache_dir=None, n_threads=1).fit_transform(docs)
+# Every way a fitted biLM comes back: the shipped model (its first load in this process),
+# a file, a model folder, a pickle.
+ElmoVectorizer(cache_dir=None, random_state=0).fit(docs[:5])
+import tempfile, joblib
+with tempfile.TemporaryDirectory() as folder:
+    vec.bilm_.save(folder + "/bilm.pt")
+    BiLM.load(folder + "/bilm.pt")
+    vec.bilm_.save_pretrained(folder + "/model")
+    BiLM.from_pretrained(folder + "/model")
+    joblib.dump(vec, folder + "/vec.joblib")
+    joblib.load(folder + "/vec.joblib")
 elmofeat.clear_caches()
 
 after = {"environ": dict(os.environ), "filters": repr(warnings.filters),

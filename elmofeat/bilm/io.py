@@ -371,7 +371,11 @@ class PersistenceMixin:
             self.language_model_ = self._restore_language_model(weights)
 
     def _restore_language_model(self, weights: dict):
-        lm = self._build_language_model(len(self.vocabulary_), input_dim=self.token_input_dim_)
+        # The modules' initial values are overwritten at once; drawing them must not move
+        # the user's global random state (a forked generator, put back afterwards).
+        with torch.random.fork_rng(devices=[]):
+            lm = self._build_language_model(len(self.vocabulary_),
+                                            input_dim=self.token_input_dim_)
         # NumPy arrays (the state pickles and skops files hold).
         lm.load_state_dict({k: torch.as_tensor(v) for k, v in weights.items()})
         device = torch.device("cpu")
