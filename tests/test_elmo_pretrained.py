@@ -159,3 +159,35 @@ def test_the_default_is_the_shipped_general_model(corpus, monkeypatch):
     assert not features[1].any()  # an empty document is a zero vector
     # Words the 19th-century corpus lacks are read through their GloVe vectors.
     assert "smartphone" in vec.bilm_.vocabulary_.tokens[vec.bilm_.n_output_words_:]
+
+
+def test_what_defines_a_shipped_models_features_is_all_checked(tmp_path, monkeypatch):
+    """en-small's layer scales live in its config.json: a changed value there changed
+    every feature with no error, and an unreadable file was taken for an old model."""
+    import json
+    import shutil
+
+    shipped = hub.PACKAGE_MODELS / hub.REGISTRY["en-small"].folder
+    folder = tmp_path / "copy"
+    shutil.copytree(shipped, folder)
+    source = hub.REGISTRY["en-small"]
+    monkeypatch.setitem(hub.REGISTRY, "copy", hub.ModelSource(
+        "copy", source.sha256, folder=str(folder), config_sha256=source.config_sha256))
+    config = json.loads((folder / "config.json").read_text())
+    # Line endings and indentation (a checkout may change them) do not count.
+    (folder / "config.json").write_text(json.dumps(config, indent=1).replace("\n", "\r\n"))
+    assert BiLM.from_pretrained("copy").layer_scales_.tolist() == pytest.approx(
+        config["layer_scales"])
+    changed = dict(config, layer_scales=[1.0, 1.0, 1e-4])
+    (folder / "config.json").write_text(json.dumps(changed))
+    with pytest.raises(ValueError, match="configuration of pretrained model 'copy'.*changed"):
+        BiLM.from_pretrained("copy")
+    (folder / "config.json").write_text("{oops")
+    with pytest.raises(ValueError, match="config.json cannot be read"):
+        BiLM.from_pretrained("copy")
+    # The same folder loaded by its path (no registry pin): an unreadable config.json
+    # beside weights that need its layer scales is an error, not an unscaled model.
+    with pytest.raises(ValueError, match="holds the layer scales"):
+        BiLM.from_pretrained(folder)
+    with pytest.raises(ValueError, match="config_sha256 must be 64 hexadecimal"):
+        hub.register("x", sha256="0" * 64, folder="x", config_sha256="abc")

@@ -43,6 +43,7 @@ class ModelSource:
     folder: str | None = None
     url: str | None = None
     description: str = ""
+    config_sha256: str | None = None
 
 
 REGISTRY: dict[str, ModelSource] = {}
@@ -50,7 +51,8 @@ REGISTRY: dict[str, ModelSource] = {}
 
 
 def register(name: str, *, sha256: str, folder: str | None = None, url: str | None = None,
-             description: str = "", replace: bool = False) -> ModelSource:
+             description: str = "", replace: bool = False,
+             config_sha256: str | None = None) -> ModelSource:
     """Add a model to the registry, so that ``BiLM.from_pretrained(name)`` finds it.
 
     Parameters
@@ -67,6 +69,10 @@ def register(name: str, *, sha256: str, folder: str | None = None, url: str | No
     description : str
     replace : bool, default=False
         Allow replacing a registered name.
+    config_sha256 : str, default=None
+        For a folder model: :func:`config_digest` of its ``config.json``, checked at
+        every load where the file holds what defines the features beside the weights
+        (the layer scales of weights saved before biLMs measured them).
 
     Examples
     --------
@@ -79,14 +85,35 @@ def register(name: str, *, sha256: str, folder: str | None = None, url: str | No
     """
     if (folder is None) == (url is None):
         raise ValueError("register a model with exactly one of folder= and url=")
-    if not isinstance(sha256, str) or len(sha256) != 64 or any(
-            c not in "0123456789abcdef" for c in sha256.lower()):
-        raise ValueError(f"sha256 must be 64 hexadecimal digits, got {sha256!r}")
+    for label, digest in (("sha256", sha256), ("config_sha256", config_sha256)):
+        if label == "config_sha256" and digest is None:
+            continue
+        if not isinstance(digest, str) or len(digest) != 64 or any(
+                c not in "0123456789abcdef" for c in digest.lower()):
+            raise ValueError(f"{label} must be 64 hexadecimal digits, got {digest!r}")
+    if config_sha256 is not None and folder is None:
+        raise ValueError("config_sha256 applies to a folder model (a download is one file)")
     if name in REGISTRY and not replace:
         raise ValueError(f"a model named {name!r} is already registered (replace=True to "
                          "replace it)")
-    REGISTRY[name] = ModelSource(name, sha256.lower(), folder, url, description)
+    REGISTRY[name] = ModelSource(name, sha256.lower(), folder, url, description,
+                                 None if config_sha256 is None else config_sha256.lower())
     return REGISTRY[name]
+
+
+def config_digest(path) -> str:
+    """SHA-256 of a ``config.json``'s content (its JSON, keys sorted, no whitespace):
+    line endings and indentation that a checkout may change do not count, every value
+    does. An unreadable file is a ``ValueError``."""
+    import json
+
+    try:
+        content = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"{path} cannot be read ({exc}): it describes the model's "
+                         "features; restore the model folder") from None
+    text = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def file_sha256(path) -> str:
@@ -173,6 +200,14 @@ def resolve(name_or_path, cache_dir=None) -> Path:
         if not path.is_file():
             raise FileNotFoundError(f"pretrained model {name_or_path!r} should be at {path}, "
                                     "which is missing: reinstall elmofeat")
+        if source.config_sha256 is not None:
+            config = folder / CONFIG_NAME
+            found = config_digest(config)
+            if found != source.config_sha256:
+                raise ValueError(
+                    f"the configuration of pretrained model {name_or_path!r} at {config} has "
+                    f"digest {found}, expected {source.config_sha256}: the file was changed "
+                    "or damaged; reinstall elmofeat")
         return _verified(path, source.sha256, name_or_path)
     if not isinstance(name_or_path, (str, os.PathLike)):
         raise TypeError(f"a pretrained model is a registered name or a path, got "
@@ -194,6 +229,8 @@ def resolve(name_or_path, cache_dir=None) -> Path:
 # (made by `elmofeat pretrain --recipe en-small`).
 register("en-small", folder="en-small",
          sha256="7546d7e0b2e151c097d354213211b075648e7997663e9c570e0d6c8fbf2a95e5",
+         # its layer scales were measured after the weights were saved: in config.json
+         config_sha256="04a12b8415a55906fa8b554cf7cccda52dfde71db2b0d817a86dbf464f335476",
          description="general English biLM: GloVe-read word layer, 2 x 128-wide LSTM "
                      "layers per direction, 23.4M words of public-domain books, Brown "
                      "and speeches")

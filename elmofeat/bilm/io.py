@@ -318,7 +318,9 @@ class PersistenceMixin:
         Returns
         -------
         bilm : BiLM
-            Fitted. Its weights file's SHA-256 was checked against the registry.
+            Fitted. For a registered model, its weights file's SHA-256 (and, for a
+            shipped folder whose ``config.json`` holds its layer scales, that file's
+            digest) was checked against the registry.
 
         Examples
         --------
@@ -417,6 +419,8 @@ def folder_layer_scales(weights: Path, n_representations: int) -> np.ndarray | N
         return None
     try:
         values = json.loads(config.read_text(encoding="utf-8")).get("layer_scales")
-    except (OSError, ValueError):
-        return None
+    except (OSError, ValueError, AttributeError) as exc:
+        raise ValueError(f"{config} cannot be read ({exc}); it holds the layer scales of "
+                         f"the weights beside it, which define their features: restore it, "
+                         "or load the weights file alone") from None
     return _layer_scales(values, n_representations, config)
