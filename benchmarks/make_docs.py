@@ -305,6 +305,7 @@ def mix_block() -> str:
     suite's results: mean paired difference ± std in points, and the splits it wins."""
     import json
 
+    from elmofeat.suite.bilms import BILM_SOURCES
     from elmofeat.suite.methods import METHODS
     from elmofeat.suite.paired import paired_gap
 
@@ -318,13 +319,30 @@ def mix_block() -> str:
     for row, against in MIX_PAIRS:
         gaps = [paired_gap(results["datasets"][key], row, against) for key in keys]
         cells = ["not run" if gap is None else gap_cell(gap) for gap in gaps]
-        lines.append(f"| {METHODS[row].label} minus {METHODS[against].label} | "
-                     + " | ".join(cells) + " |")
+        # Two runs pretrain their biLMs apart; a loaded (shipped) model is the same in both.
+        one_biLM = (run_of(results, row) == run_of(results, against)
+                    or BILM_SOURCES[METHODS[row].bilm].verb == "loaded")
+        lines.append(f"| {METHODS[row].label} minus {METHODS[against].label}"
+                     f"{'' if one_biLM else ' †'} | " + " | ".join(cells) + " |")
     return ("From `" + REPORT_COMMAND + "` ([report](docs/report/report.md)): the paired "
             "difference in accuracy, split by split, in points: mean ± std, and the splits "
             "on which the first row is above the second (R8 has one split). Both rows use the "
-            "same biLM, the same LogisticRegression (C=1) and the same uniform weights.\n\n"
+            "same LogisticRegression (C=1) and the same uniform weights. Rows of one run share "
+            "each split's biLM, and a shipped model's rows share its weights in every run; a "
+            "pair marked † comes from two runs (one joined to the report later), each of which "
+            "pretrained its own biLM on every split, so its difference holds the two biLMs' "
+            "spread as well as the mixes'.\n\n"
             + "\n".join(lines))
+
+
+def run_of(results: dict, method: str) -> int:
+    """Which run of a report a row comes from: 0, the first, or the index of the last
+    joined run (``--add-to``) that wrote it."""
+    run = 0
+    for index, added in enumerate(results.get("added_runs", []), start=1):
+        if method in added["methods"]:
+            run = index
+    return run
 
 
 def update_block(path: Path, name: str, text: str, in_docs: bool = False) -> None:
