@@ -56,3 +56,11 @@ def test_the_staged_sources_name_a_licence_for_every_recipe_file(card):
     for recipe in RECIPES.values():
         for path in recipe.corpus(home).files:
             assert card.licence_of(Path(path), table) not in ("", "as above")
+
+
+def test_paired_cells_are_split_by_split_differences_in_points(card):
+    row = {"scores": {"cr": {"splits": [0.80, 0.70, 0.75]}, "r8": {"splits": [0.95]}}}
+    other = {"scores": {"cr": {"splits": [0.78, 0.71, 0.74]}, "r8": {"splits": [0.96]}}}
+    # +2, -1, +1 points: mean 0.67, sample std 1.53, above on 2 of 3 splits
+    assert card.paired_cell(row, other, "cr") == "+0.67 ± 1.53, 2/3"
+    assert card.paired_cell(row, other, "r8") == "-1.00"
