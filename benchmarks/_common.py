@@ -165,3 +165,24 @@ def run_in_fresh_processes(child_code: str, sizes, data_home: str, *extra, env=N
         runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
         print(runs[-1], flush=True)
     return runs
+
+
+def training_step(lm, bf16: bool):
+    """A function of a batch that runs one training step of ``lm`` as the engine does
+    (autocast forward, backward, gradient clipping, fused AdamW; a tiny learning rate,
+    so that the weights barely move while a benchmark repeats it)."""
+    from torch import nn
+
+    from elmofeat.runtime.torch_helpers import adamw, autocast
+
+    optimizer = adamw(lm.parameters(), lr=1e-5)
+
+    def step(batch):
+        with autocast("cpu", bf16):
+            loss = lm(batch.inputs, batch.word_ids, batch.lengths)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        nn.utils.clip_grad_norm_(lm.parameters(), 1.0)
+        optimizer.step()
+
+    return step

@@ -32,15 +32,15 @@ import argparse
 import time
 
 # first: the command's process settings (_common) apply before torch loads
-from _common import bare_lstm_flops, markdown_table, matmul_peak, write_results
+from _common import (bare_lstm_flops, markdown_table, matmul_peak, training_step,
+                     write_results)
 
 import numpy as np
 import torch
-from torch import nn
 
 from elmofeat import BiLM
 from elmofeat.runtime.malloc import reuse_large_blocks
-from elmofeat.runtime.torch_helpers import adamw, autocast
+from elmofeat.runtime.torch_helpers import autocast
 from elmofeat.bilm.batching import bucket_batches, make_batch
 from elmofeat.bilm.softmax import bucketed_rows
 from elmofeat.datasets import load_ag_news
@@ -154,15 +154,7 @@ def main():
     windows = bilm._windows(bilm.tokenize(texts))
     order = bucket_batches(windows.lengths, bilm.batch_size, np.random.default_rng(0))
     batches = [make_batch(windows, idx, None) for idx in order[: args.batches]]
-    optimizer = adamw(lm.parameters(), lr=1e-5)
-
-    def step(batch):
-        with autocast("cpu", bf16):
-            loss = lm(batch.inputs, batch.word_ids, batch.lengths)
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        nn.utils.clip_grad_norm_(lm.parameters(), 1.0)
-        optimizer.step()
+    step = training_step(lm, bf16)
 
     # The default keeps the word embedding frozen (freeze_embedding=True): then the token
     # layer runs forward only and the LSTMs compute no gradient for their inputs.

@@ -34,17 +34,14 @@ import tempfile
 from pathlib import Path
 
 # first: the command's process settings (_common) apply before torch loads
-from _common import markdown_table, write_results
+from _common import markdown_table, training_step, write_results
 from malloc_policy import CHILD
 
 import numpy as np
-import torch
-from torch import nn
 
 from elmofeat import BiLM
 from elmofeat.bilm.batching import bucket_batches, make_batch
 from elmofeat.datasets import get_data_home, load_ag_news
-from elmofeat.runtime.torch_helpers import adamw, autocast
 
 MMAP_LIMIT = 32 * 2**20  # glibc's largest dynamic mmap threshold
 REPO = Path(__file__).resolve().parent.parent
@@ -81,15 +78,7 @@ def step_allocations(home: str, steps: int, precision: str) -> dict:
     order = bucket_batches(windows.lengths, bilm.batch_size, np.random.default_rng(0))
     order = sorted(order, key=lambda idx: -int(windows.lengths[idx].max()))[:steps]
     batches = [make_batch(windows, idx, None) for idx in order]
-    optimizer = adamw(lm.parameters(), lr=1e-5)
-
-    def step(batch):
-        with autocast("cpu", bf16):
-            loss = lm(batch.inputs, batch.word_ids, batch.lengths)
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        nn.utils.clip_grad_norm_(lm.parameters(), 1.0)
-        optimizer.step()
+    step = training_step(lm, bf16)
 
     step(batches[0])  # warm-up
     with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as profiler:

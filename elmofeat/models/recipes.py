@@ -45,6 +45,14 @@ class Recipe:
                 for k, v in self.parameters.items()}
 
 
+#: The 128-wide stack both general models use: a frozen word layer read from GloVe 6B 50d
+#: (200,000 GloVe words besides the corpus's own), one epoch.
+GLOVE_128 = dict(
+    token_layer="word", embedding_dim=128, hidden_dim=128,
+    pretrained_vectors="{data_home}/glove/glove.6B.50d.txt.gz",
+    pretrained_words=200_000, max_epochs=1, validation_fraction=0.01, random_state=0,
+)
+
 RECIPES = {
     "en-small": Recipe(
         name="en-small",
@@ -55,12 +63,7 @@ RECIPES = {
         # twice the text instead, and a transform about four times as fast.
         files=("corpus/gutenberg_train_00.txt.gz", "corpus/gutenberg_train_01.txt.gz",
                "corpus/brown_nltk.txt.gz", "corpus/us_presidential_speeches_nltk.txt.gz"),
-        parameters=dict(
-            token_layer="word", embedding_dim=128, hidden_dim=128,
-            pretrained_vectors="{data_home}/glove/glove.6B.50d.txt.gz",
-            pretrained_words=200_000, max_epochs=1, validation_fraction=0.01,
-            random_state=0,
-        ),
+        parameters=GLOVE_128,
         description="general English biLM: a word layer started from GloVe 6B 50d (kept "
                     "frozen; 200,000 GloVe words read besides the corpus's own) under two "
                     "128-wide LSTM layers per direction, pretrained on 23.4M words of the "
@@ -77,12 +80,7 @@ RECIPES = {
         # the cost (general_recipe.md): the 128-wide stack of en-small, on more text.
         files=("corpus/wikipedia_train_00.txt.gz", "corpus/wikipedia_train_01.txt.gz",
                "corpus/wikinews_train.txt.gz", "corpus/dialogue_*_train.txt.gz"),
-        parameters=dict(
-            token_layer="word", embedding_dim=128, hidden_dim=128,
-            pretrained_vectors="{data_home}/glove/glove.6B.50d.txt.gz",
-            pretrained_words=200_000, max_epochs=1, validation_fraction=0.01,
-            random_state=0,
-        ),
+        parameters=GLOVE_128,
         description="general English biLM: a word layer started from GloVe 6B 50d (kept "
                     "frozen; 200,000 GloVe words read besides the corpus's own) under two "
                     "128-wide LSTM layers per direction, pretrained on 34.2M words of "
