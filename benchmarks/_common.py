@@ -186,3 +186,4 @@ def training_step(lm, bf16: bool):
         optimizer.step()
 
     return step
+

@@ -20,11 +20,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 from pathlib import Path
 
 # first: the command's process settings (_common) apply before torch loads
 from _common import RESULTS, environment, markdown_table, write_text_atomically
+from card_facts import licence_of, paired_cell, sources_table
 
 from elmofeat import BiLM
 from elmofeat.bilm.corpus import TextFiles
@@ -39,40 +39,6 @@ HELDOUT = {"wikipedia": "Wikipedia", "wikinews": "Wikinews", "dialogue": "dialog
 WEIGHTS_LICENCE = "BSD-3-Clause, as elmofeat"
 GLOVE = ("GloVe 6B 50d word vectors (Pennington et al. 2014), public domain (PDDL); "
          "the model's word layer starts from them and keeps them frozen")
-
-
-def sources_table(home: Path) -> list[tuple[re.Pattern, str]]:
-    """``(file-name pattern, licence and origin)`` of every corpus row of SOURCES.md."""
-    rows = []
-    for line in (home / "SOURCES.md").read_text(encoding="utf-8").splitlines():
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) < 6 or not cells[0].endswith((".txt.gz", "_heldout")):
-            continue
-        name = cells[0].split(",")[0].strip()  # "x_train.txt.gz, _heldout": the first
-        # "wikipedia_train_00..03.txt.gz" names four shards
-        pattern = "".join(r"\d\d" if re.fullmatch(r"\d\d\.\.\d\d", part) else re.escape(part)
-                          for part in re.split(r"(\d\d\.\.\d\d)", name))
-        rows.append((re.compile(pattern + "$"), cells[-1]))
-    return rows
-
-
-def licence_of(path: Path, table) -> str:
-    for pattern, licence in table:
-        if pattern.match(path.name):
-            return licence
-    raise ValueError(f"{path.name} has no row in SOURCES.md")
-
-
-def paired_cell(row: dict, other: dict, task: str) -> str:
-    """``row`` minus ``other`` on the same splits of ``task``, in points."""
-    import numpy as np
-
-    mine, theirs = row["scores"][task]["splits"], other["scores"][task]["splits"]
-    differences = 100 * (np.asarray(mine) - np.asarray(theirs))
-    if len(differences) == 1:
-        return f"{differences[0]:+.2f}"
-    return (f"{differences.mean():+.2f} ± {differences.std(ddof=1):.2f}, "
-            f"{int((differences > 0).sum())}/{len(differences)}")
 
 
 def word_counts(files) -> dict[str, int]:

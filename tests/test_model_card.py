@@ -1,7 +1,7 @@
-"""benchmarks/model_card.py: each training file's licence, read from the data's SOURCES.md."""
+"""benchmarks/card_facts.py: each training file's licence, read from the data's SOURCES.md,
+and paired differences between rows."""
 
 import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
@@ -21,13 +21,11 @@ SOURCES = """# Sources
 
 @pytest.fixture(scope="module")
 def card():
-    sys.path.insert(0, str(BENCHMARKS))  # the script imports its sibling _common
-    try:
-        spec = importlib.util.spec_from_file_location("model_card", BENCHMARKS / "model_card.py")
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    finally:
-        sys.path.remove(str(BENCHMARKS))
+    # Plain Python: importable in a process that has loaded torch (model_card.py is not:
+    # benchmarks/_common.py must come first).
+    spec = importlib.util.spec_from_file_location("card_facts", BENCHMARKS / "card_facts.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
     return module
 
 

@@ -5,11 +5,11 @@ gives it back to the operating system when it is freed; its dynamic rule raises 
 threshold to at most 32 MiB, and trims the heap's top when more than twice the threshold
 lies free. A biLM training step no longer allocates blocks above 16 MiB (the softmax is
 scored a block of rows at a time, the LSTM layers run in blocks of positions): on this
-project's Intel host a default 1-epoch fit on AG News took 584,996 page faults and 4.2 s
-of system time, against 3,717,350 and 11.2 s before (``benchmarks/training_memory.py``).
+project's Intel host a default 1-epoch fit on AG News took 502,035 page faults and 5.3 s
+of system time, against 2,704,563 and 8.9 s before (``benchmarks/training_memory.py``).
 What is left is the heap's top given back between steps and faulted in again; this
-opt-in keeps it (179,370 faults, 3.6 s), though its fits there were no faster (1.08x the
-time, in pairs taken in a fixed order). Before that change the opt-in made fits 1.10x
+opt-in keeps it (176,129 faults, 3.6 s), though its fits there were no faster (1.00x the
+time of the default's). Before that change the opt-in made fits 1.10x
 as fast on an AMD host (``benchmarks/malloc_policy.py``).
 
 This is an opt-in, off by default: glibc has no way to read its thresholds back nor to
