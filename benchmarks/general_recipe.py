@@ -214,9 +214,12 @@ def score(make_features, splits: dict) -> dict:
     return scores
 
 
-def elmo_features(bilm):
-    """``ElmoVectorizer``'s defaults on ``bilm``, seeded, no disk cache."""
-    return lambda: ElmoVectorizer(bilm, cache_dir=None, random_state=0)
+def elmo_features(bilm, adapt_epochs: int = 0):
+    """``ElmoVectorizer``'s defaults on ``bilm``, seeded, no disk cache; with
+    ``adapt_epochs``, a copy of ``bilm`` adapted to each split's training texts (never
+    its test texts) first."""
+    return lambda: ElmoVectorizer(bilm, adapt_epochs=adapt_epochs, cache_dir=None,
+                                  random_state=0)
 
 
 class MiniLMFeatures:
@@ -304,16 +307,19 @@ def pretrain(name: str, candidate: Candidate, home: Path, work: Path, places: di
     return bilm, partials, words
 
 
-def model_row(bilm, heldout, splits, **facts) -> dict:
+def model_row(bilm, heldout, splits, adapt_epochs: int = 0, **facts) -> dict:
     history = bilm.history_
-    return {**facts,
-            "tokens_seen": int(sum(h.get("training_tokens", 0) for h in history)),
-            "fit_minutes": round(sum(h["seconds"] for h in history) / 60, 1),
-            "heldout_perplexity": heldout_perplexity(bilm, heldout),
-            "scores": score(elmo_features(bilm), splits)}
+    row = {**facts,
+           "tokens_seen": int(sum(h.get("training_tokens", 0) for h in history)),
+           "fit_minutes": round(sum(h["seconds"] for h in history) / 60, 1),
+           "heldout_perplexity": heldout_perplexity(bilm, heldout)}
+    if adapt_epochs:
+        row["adapt_epochs"] = adapt_epochs
+    return {**row, "scores": score(elmo_features(bilm, adapt_epochs), splits)}
 
 
-def run(names, home: Path, work: Path, heldout_words: int, glove_100d: Path) -> None:
+def run(names, home: Path, work: Path, heldout_words: int, glove_100d: Path,
+        adapt_epochs: int = 0) -> None:
     splits = suite_splits(home)
     heldout = heldout_slices(home, heldout_words)
     rows = stored_rows()
@@ -331,12 +337,14 @@ def run(names, home: Path, work: Path, heldout_words: int, glove_100d: Path) -> 
             rows[name] = {"config": "all-MiniLM-L6-v2 (sentence-transformers), normalised",
                           "scores": score(lambda: features, splits)}
         elif name == "en-small":
-            rows[name] = model_row(BiLM.from_pretrained("en-small"), heldout, splits,
-                                   config="the shipped en-small")
+            rows[adapted(name, adapt_epochs)] = model_row(
+                BiLM.from_pretrained("en-small"), heldout, splits, adapt_epochs,
+                config="the shipped en-small")
         elif "=" in name:  # a saved model: NAME=FOLDER (a model folder) or NAME=FILE
             name, path = name.split("=", 1)
-            rows[name] = model_row(load_model(path), heldout, splits,
-                                   config={"model": str(Path(path).expanduser())})
+            rows[adapted(name, adapt_epochs)] = model_row(
+                load_model(path), heldout, splits, adapt_epochs,
+                config={"model": str(Path(path).expanduser())})
         else:
             candidate = CANDIDATES[name]
             places = {"data_home": home, "glove_100d": glove_100d}
@@ -351,6 +359,11 @@ def run(names, home: Path, work: Path, heldout_words: int, glove_100d: Path) -> 
             rows[name] = model_row(bilm, heldout, splits, config=config, words_read=words,
                                    note=candidate.note)
         write(rows, heldout_words)
+
+
+def adapted(name: str, adapt_epochs: int) -> str:
+    """A row's name: ``NAME+adaptK`` when the model was adapted for ``K`` epochs."""
+    return f"{name}+adapt{adapt_epochs}" if adapt_epochs else name
 
 
 def load_model(path) -> BiLM:
@@ -438,6 +451,10 @@ def main():
     parser.add_argument("--work", default=os.path.expanduser("~/elmofeat-work/recipe"),
                         help="where candidate models are kept (outside the work tree)")
     parser.add_argument("--heldout-words", type=int, default=100_000)
+    parser.add_argument("--adapt-epochs", type=int, default=0,
+                        help="score en-small and NAME=PATH rows with their biLM adapted "
+                        "to each split's training texts for this many epochs "
+                        "(rows NAME+adaptK)")
     parser.add_argument("--perplexity-only", action="store_true",
                         help="measure the held-out perplexity of the named stored rows again")
     parser.add_argument("--glove-100d", type=Path,
@@ -458,7 +475,7 @@ def main():
     if args.perplexity_only:
         refresh_perplexity(args.names or list(stored_rows()), home, work, args.heldout_words)
         return
-    run(names, home, work, args.heldout_words, args.glove_100d)
+    run(names, home, work, args.heldout_words, args.glove_100d, args.adapt_epochs)
 
 
 if __name__ == "__main__":

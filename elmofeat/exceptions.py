@@ -44,6 +44,23 @@ class CacheWarning(UserWarning):
     """
 
 
+class ShadowedModelWarning(UserWarning):
+    """A registered pretrained model's name is also a local file or folder: the local
+    one was loaded.
+
+    Examples
+    --------
+    Make the ambiguity an error instead:
+
+    >>> import warnings
+    >>> from elmofeat.exceptions import ShadowedModelWarning
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("error", ShadowedModelWarning)
+    ...     # BiLM.from_pretrained("en-small") with a folder ./en-small raises here
+    ...     pass
+    """
+
+
 class DiskFullError(OSError):
     """A file could not be written for lack of space; the previous file is intact.
 

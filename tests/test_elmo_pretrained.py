@@ -115,9 +115,14 @@ def test_a_pickle_names_the_shipped_model_instead_of_holding_its_weights(corpus,
     monkeypatch.setitem(hub.REGISTRY, "tiny-general", hub.ModelSource(
         "tiny-general", hub.file_sha256(general / "bilm.pt"), folder=str(general)))
     vec = ElmoVectorizer("tiny-general", cache_dir=None, random_state=0).fit(X)
-    by_path = ElmoVectorizer(general, cache_dir=None, random_state=0).fit(X)
+    elsewhere = tmp_path / "copy"  # the same weights, not the registered folder
+    __import__("shutil").copytree(general, elsewhere)
+    by_path = ElmoVectorizer(elsewhere, cache_dir=None, random_state=0).fit(X)
     small, full = pickle.dumps(vec), pickle.dumps(by_path)
     assert len(small) < len(full) / 3  # the path's biLM is held, the name's is named
+    # The registered folder by path is the same (checked) shared copy: named too.
+    same = ElmoVectorizer(general, cache_dir=None, random_state=0).fit(X)
+    assert same.bilm_ is vec.bilm_ and len(pickle.dumps(same)) < len(full) / 3
     restored = pickle.loads(small)
     assert restored.bilm_ is vec.bilm_  # the process's shared copy
     np.testing.assert_array_equal(restored.transform(X[:5]), vec.transform(X[:5]))
@@ -191,3 +196,115 @@ def test_what_defines_a_shipped_models_features_is_all_checked(tmp_path, monkeyp
         BiLM.from_pretrained(folder)
     with pytest.raises(ValueError, match="config_sha256 must be 64 hexadecimal"):
         hub.register("x", sha256="0" * 64, folder="x", config_sha256="abc")
+
+
+# -- probe 0.2.0, cases 1, 4 and 9 ------------------------------------------------------
+
+def _count_fits(monkeypatch) -> list:
+    fits = []
+    original = BiLM._fit
+    monkeypatch.setattr(BiLM, "_fit", lambda self, X, threads: fits.append(len(X))
+                        or original(self, X, threads))
+    return fits
+
+
+def test_an_unseeded_adaptation_runs_once_per_training_set_and_is_never_written(
+        corpus, general, tmp_path, monkeypatch):
+    X, y = corpus
+    fits = _count_fits(monkeypatch)
+    a = ElmoVectorizer(general, adapt_epochs=1, cache_dir=tmp_path).fit(X)
+    b = ElmoVectorizer(general, adapt_epochs=1, cache_dir=tmp_path).fit(X)
+    assert a.bilm_ is b.bilm_ and len(fits) == 1
+    np.testing.assert_array_equal(a.transform(X[:5]), b.transform(X[:5]))
+    # A search adapts once per training set, whatever the grid: the 2 folds' (the
+    # refit on all of X reuses the adaptation above).
+    fits.clear()
+    GridSearchCV(Pipeline([("elmo", ElmoVectorizer(general, adapt_epochs=1, cache_dir=tmp_path)),
+                           ("clf", LogisticRegression(max_iter=500))]),
+                 {"elmo__layer_mix": ["concat", "frozen", "trainable"]}, cv=2).fit(X, y)
+    assert fits == [60, 60]
+    # Nothing that no later session could draw again is written to the cache.
+    assert not list(tmp_path.glob("bilm-*.pt"))
+    # A seeded adaptation is written (and reused by a later process).
+    ElmoVectorizer(general, adapt_epochs=1, cache_dir=tmp_path, random_state=3).fit(X)
+    assert len(list(tmp_path.glob("bilm-*.pt"))) == 1
+
+
+def test_an_unseeded_vectorizer_pretrains_its_biLM_once_and_never_writes_it(
+        corpus, tmp_path, monkeypatch):
+    X, _ = corpus
+    fits = _count_fits(monkeypatch)
+    monkeypatch.setattr("elmofeat.elmo.vectorizer.BiLM",
+                        lambda random_state: BiLM(**{**SMALL_BILM, "random_state": random_state}))
+    a = ElmoVectorizer(None, cache_dir=tmp_path).fit(X[:60])
+    b = ElmoVectorizer(None, cache_dir=tmp_path).fit(X[:60])
+    assert a.bilm_ is b.bilm_ and len(fits) == 1 and a.bilm_.random_state is None
+    assert not list(tmp_path.glob("bilm-*.pt"))
+
+
+def test_a_shared_biLM_refuses_to_change_in_place_and_a_copy_may(corpus, general):
+    X, _ = corpus
+    a = ElmoVectorizer(general, cache_dir=None, random_state=0).fit(X)
+    before = a.transform(X[:5])
+    b = ElmoVectorizer(general, cache_dir=None, random_state=0).fit(X)
+    assert b.bilm_ is a.bilm_  # one copy per process
+    with pytest.raises(ValueError, match="loaded once for the whole process.*deepcopy"):
+        b.bilm_.set_params(warm_start=True, max_epochs=1)
+    with pytest.raises(ValueError, match="fit would change this BiLM in place"):
+        b.bilm_.fit(X)
+    # Copy on write keeps the modules: new parameters are fine, training them in place not.
+    twin = b.bilm_.shared_copy().set_params(warm_start=True, max_epochs=1)
+    with pytest.raises(ValueError, match="in place"):
+        twin.fit(X)
+    private = copy.deepcopy(b.bilm_).set_params(warm_start=True, max_epochs=1).fit(X)
+    assert private.perplexity(X) < a.bilm_.perplexity(X)
+    np.testing.assert_array_equal(a.transform(X[:5]), before)
+    # A biLM the cache keeps for every fit on the same texts is shared the same way.
+    adapted = ElmoVectorizer(general, adapt_epochs=1, cache_dir=None, random_state=0).fit(X)
+    with pytest.raises(ValueError, match="its cache"):
+        adapted.bilm_.set_params(max_epochs=3)
+
+
+def test_a_pickle_holds_the_biLM_in_use_when_it_is_not_the_shipped_one(
+        corpus, general, monkeypatch, tmp_path):
+    import pickle
+
+    import elmofeat
+
+    X, _ = corpus
+    monkeypatch.setitem(hub.REGISTRY, "tiny-general", hub.ModelSource(
+        "tiny-general", hub.file_sha256(general / "bilm.pt"), folder=str(general)))
+    vec = ElmoVectorizer("tiny-general", adapt_epochs=1, random_state=0, cache_dir=None).fit(X)
+    reference = vec.transform(X[:5])
+    vec.set_params(adapt_epochs=0)  # not refitted: it still uses its adapted biLM
+    for restored in (pickle.loads(pickle.dumps(vec)),
+                     elmofeat.load(elmofeat.dump(vec, tmp_path / "v.skops"))):
+        np.testing.assert_array_equal(restored.transform(X[:5]), reference)
+
+
+def test_a_local_folder_named_like_a_registered_model_is_loaded_and_said(
+        corpus, general, monkeypatch, tmp_path):
+    import pickle
+
+    from elmofeat.exceptions import ShadowedModelWarning
+
+    X, _ = corpus
+    monkeypatch.setitem(hub.REGISTRY, "tiny-general", hub.ModelSource(
+        "tiny-general", hub.file_sha256(general / "bilm.pt"), folder=str(general)))
+    shipped = ElmoVectorizer("tiny-general", cache_dir=None, random_state=0).fit(X)
+    pickled = pickle.dumps(shipped)
+    monkeypatch.chdir(tmp_path)
+    BiLM(**{**SMALL_BILM, "hidden_dim": 12}).fit(X[:30]).save_pretrained("tiny-general")
+    with pytest.warns(ShadowedModelWarning, match="loading the local one") as said:
+        assert BiLM.from_pretrained("tiny-general").hidden_dim == 12
+    with pytest.warns(ShadowedModelWarning) as said_too:
+        assert ElmoVectorizer("tiny-general", cache_dir=None).fit(X).bilm_.hidden_dim == 12
+    assert len(said) == len(said_too) == 1  # said once
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert BiLM.from_pretrained("./tiny-general").hidden_dim == 12  # a path: no warning
+        # A pickle that names the registered model loads that one, not the folder.
+        restored = pickle.loads(pickled)
+    assert restored.bilm_.hidden_dim == 8
+    np.testing.assert_array_equal(restored.transform(X[:5]), shipped.transform(X[:5]))

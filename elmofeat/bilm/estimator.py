@@ -24,7 +24,7 @@ from .collectives import world
 from .inference import EmbeddingMixin
 from .io import PersistenceMixin
 from .model import LanguageModel, build_language_model
-from . import training_data
+from . import sharing, training_data
 from .softmax import SOFTMAX_KINDS
 from .train import Pretrainer, TrainConfig
 
@@ -468,6 +468,8 @@ class BiLM(EmbeddingMixin, PersistenceMixin, TextEstimatorMixin, BaseEstimator):
         >>> bilm.fit(TextFiles(folder)).history_[0]["training_tokens"]
         336
         """
+        sharing.check_writable(self, "fit", training_in_place=self.warm_start
+                               and hasattr(self, "language_model_"))
         self._check_params_together()
         if (self.pretrained_words is not None and self.pretrained_vectors is None
                 and not training_data.warm_start(self)):
@@ -477,6 +479,13 @@ class BiLM(EmbeddingMixin, PersistenceMixin, TextEstimatorMixin, BaseEstimator):
                              "are read through their pretrained vectors")
         with reuse_large_blocks(), in_force(threads, self.n_threads, training=True) as threads:
             return self._fit(X, threads)
+
+    def set_params(self, **params):
+        """Set parameters (scikit-learn's ``set_params``); refused on a fitted biLM
+        shared by the process (see :mod:`elmofeat.bilm.sharing`)."""
+        if params:
+            sharing.check_writable(self, "set_params")
+        return super().set_params(**params)
 
     def _fit(self, X, threads):
         random_state = check_random_state(self.random_state)

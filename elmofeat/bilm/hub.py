@@ -20,10 +20,12 @@ from __future__ import annotations
 
 import hashlib
 import os
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
 from .._paths import PACKAGE_MODELS, refuse_package_models  # noqa: F401  (part of this API)
+from ..exceptions import ShadowedModelWarning
 
 WEIGHTS_NAME = "bilm.pt"
 CONFIG_NAME = "config.json"
@@ -177,8 +179,36 @@ def _download(source: ModelSource, cache_dir) -> Path:
     return _verified(target, source.sha256, source.name)
 
 
-def resolve(name_or_path, cache_dir=None) -> Path:
+def registered_name(name_or_path, *, prefer_local: bool = True,
+                    warn: bool = True) -> str | None:
+    """The registered model that ``name_or_path`` names, or None for a path.
+
+    A name that is also a file or folder in the working directory names the local
+    one (as with Hugging Face's ``from_pretrained``), with a :class:`ShadowedModelWarning`
+    that says so; ``prefer_local=False`` (a pickle that names a registered model) takes
+    the registered one.
+    """
+    if not (isinstance(name_or_path, str) and name_or_path in REGISTRY):
+        return None
+    local = Path(name_or_path).expanduser()
+    if prefer_local and (local.exists() or local.is_symlink()):
+        if not warn:
+            return None
+        warnings.warn(
+            f"{name_or_path!r} is a registered pretrained model and also a local "
+            f"{'folder' if local.is_dir() else 'file'} ({local.absolute()}): loading the local "
+            "one. Rename or move it to load the registered model; name the local one as a "
+            f"path (Path({name_or_path!r}) or './{name_or_path}') to silence this warning",
+            ShadowedModelWarning, stacklevel=3)
+        return None
+    return name_or_path
+
+
+def resolve(name_or_path, cache_dir=None, *, prefer_local: bool = True) -> Path:
     """The weights file of a registered model name, a model folder or a weights file.
+
+    A registered name that is also a local file or folder resolves to the local one
+    (see :func:`registered_name`).
 
     Raises
     ------
@@ -189,7 +219,7 @@ def resolve(name_or_path, cache_dir=None) -> Path:
     OSError
         A download that failed.
     """
-    if isinstance(name_or_path, str) and name_or_path in REGISTRY:
+    if registered_name(name_or_path, prefer_local=prefer_local) is not None:
         source = REGISTRY[name_or_path]
         if source.url is not None:
             return _download(source, cache_dir)

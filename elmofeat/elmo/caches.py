@@ -132,6 +132,11 @@ def _evict(folder: Path, keep: int) -> None:
     remove_stale_temporaries(folder, r"bilm-[0-9a-f]+\.pt")  # writes of other entries, killed
 
 
+def _is_seed(random_state) -> bool:
+    """Whether ``random_state`` makes a pretraining reproducible (an int)."""
+    return isinstance(random_state, Integral) and not isinstance(random_state, bool)
+
+
 class BiLMCache:
     """Pretrained biLMs by key: memory first, then the cache folder (if any)."""
 
@@ -159,7 +164,7 @@ class BiLMCache:
         from sklearn.base import clone
 
         key = bilm_key(bilm, documents)
-        if not isinstance(bilm.random_state, Integral) or isinstance(bilm.random_state, bool):
+        if not _is_seed(bilm.random_state):
             folder = None
         expected = _described_params(bilm)
 
@@ -172,7 +177,8 @@ class BiLMCache:
     def adapted(self, base, documents, params: dict, folder: Path | None, threads=None):
         """A copy of the fitted ``base`` whose pretraining continued on ``documents``
         (``warm_start=True`` with ``params``, under the caller's ``threads``), from a
-        cache when possible; ``base`` is not modified."""
+        cache when possible; ``base`` is not modified. As in :meth:`fitted`, only an
+        adaptation with an int ``random_state`` is kept in ``folder``."""
         import copy
 
         from ..bilm.io import weights_digest
@@ -181,6 +187,8 @@ class BiLMCache:
             return copy.deepcopy(base).set_params(warm_start=True, **params).fit(
                 documents, threads=threads)
 
+        if not _is_seed(params.get("random_state")):
+            folder = None
         described = json.dumps({k: repr(v) for k, v in sorted(params.items())})
         key = None
         if base.tokenizer is None:
@@ -207,8 +215,10 @@ class BiLMCache:
             finally:
                 with self._lock:
                     self._pending.pop(key, None)
+            from ..bilm import sharing  # lazily: elmofeat's import loads no torch
+
             with self._lock:
-                self._remember(key, fitted)
+                self._remember(key, sharing.share(fitted))
             return fitted
 
     def _make_or_load(self, key, make, n_documents, folder, device, matches):
@@ -363,21 +373,31 @@ _PRETRAINED: OrderedDict = OrderedDict()
 _PRETRAINED_MAX = 2
 
 
-def shared_pretrained(name_or_path, device="cpu", cache_dir=None):
+def shared_pretrained(name_or_path, device="cpu", cache_dir=None, *,
+                      prefer_local: bool = True):
     """The pretrained biLM of ``name_or_path`` (see :func:`elmofeat.bilm.hub.resolve`),
     loaded once per process and shared.
 
     Estimators that name a pretrained model (``ElmoVectorizer(bilm="en-small")``) and
-    their clones read one copy; they never train it (an adaptation trains a copy).
+    their clones read one copy; they never train it (an adaptation trains a copy), and
+    it refuses to be changed in place (:mod:`elmofeat.bilm.sharing`).
+    ``prefer_local=False``: a registered name is the registered model even where a
+    local folder has its name (a pickle that names it).
     """
-    from ..bilm import BiLM, hub
+    from ..bilm import BiLM, hub, sharing
+    from ..bilm.io import load_pretrained
 
-    path = hub.resolve(name_or_path, cache_dir)
+    path = hub.resolve(name_or_path, cache_dir, prefer_local=prefer_local)
+    name = hub.registered_name(name_or_path, prefer_local=prefer_local, warn=False)
     stat = path.stat()
     key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns, str(device))
     if key not in _PRETRAINED:
         while len(_PRETRAINED) >= _PRETRAINED_MAX:
             _PRETRAINED.popitem(last=False)
-        _PRETRAINED[key] = BiLM.from_pretrained(name_or_path, device=device, cache_dir=cache_dir)
+        bilm = load_pretrained(BiLM, name_or_path, device=device, cache_dir=cache_dir,
+                               prefer_local=prefer_local, weights=path)[0]
+        _PRETRAINED[key] = sharing.share(bilm, name, source=str(path.parent))
+    elif name is not None:  # loaded by path before; resolve just checked its SHA-256
+        sharing.share(_PRETRAINED[key], name)
     _PRETRAINED.move_to_end(key)
     return _PRETRAINED[key]

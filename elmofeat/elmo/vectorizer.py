@@ -50,7 +50,7 @@ def _shipped_model(reference: dict, device):
             f"SHA-256 {sha256}); this elmofeat {found}: load it with the elmofeat version "
             "it was saved with")
     device = "cpu" if isinstance(device, str) and device == "auto" else device
-    return _bilm_cache.shared_pretrained(name, device=device)
+    return _bilm_cache.shared_pretrained(name, device=device, prefer_local=False)
 
 
 class ElmoVectorizer(BaseTextVectorizer):
@@ -162,7 +162,10 @@ class ElmoVectorizer(BaseTextVectorizer):
         not bit-reproducible). A ``BiLM`` with its own ``n_threads`` uses that for itself.
     random_state : int, RandomState instance or None, default=None
         Seeds the ``"random"`` fixed weights, the mix's training and the cross-fitting
-        folds, an adaptation (``adapt_epochs``), and a biLM pretrained on ``X``.
+        folds, an adaptation (``adapt_epochs``), and a biLM pretrained on ``X``. With
+        None, the adaptation and the biLM are unseeded (``BiLM(random_state=None)``):
+        fits on the same texts in this process share them (a search adapts or
+        pretrains once), and they are never written to ``cache_dir``.
     verbose : bool, default=False
         Show progress bars: the biLM's pretraining, and ``transform`` (documents).
 
@@ -345,14 +348,15 @@ class ElmoVectorizer(BaseTextVectorizer):
 
     def _pretrained_reference(self) -> dict | None:
         """How a pickle names the shipped pretrained model it uses instead of holding its
-        weights: a registered name, used as it is (not adapted)."""
-        from ..bilm import hub
+        weights: only when ``bilm_`` is the process's shared copy of a registered model
+        (read-only, so its weights are the checked ones). An adapted copy, a model moved
+        to another device or any other biLM is held."""
+        from ..bilm import hub, sharing
 
-        bilm = self.bilm
-        if (isinstance(bilm, str) and bilm in hub.REGISTRY and not self.adapt_epochs
-                and hasattr(self, "bilm_")):
-            return {"pretrained_model": bilm, "sha256": hub.REGISTRY[bilm].sha256}
-        return None
+        name = sharing.registered_model(getattr(self, "bilm_", None))
+        if name is None or name not in hub.REGISTRY:
+            return None
+        return {"pretrained_model": name, "sha256": hub.REGISTRY[name].sha256}
 
     def __getstate__(self):
         state = super().__getstate__()
@@ -416,6 +420,15 @@ class ElmoVectorizer(BaseTextVectorizer):
             return default_cache_dir()
         return Path(self.cache_dir)
 
+    def _child_seed(self, random_state):
+        """The seed of a biLM this vectorizer pretrains or adapts: None when the
+        vectorizer is unseeded, so that every fit on the same texts (the candidates of a
+        search) shares one biLM in this process and none is written to ``cache_dir``
+        under a seed that no later fit would draw again."""
+        if self.random_state is None:
+            return None
+        return int(random_state.randint(2**31 - 1))
+
     def _pretrained_bilm(self, documents, random_state, threads):
         bilm = self.bilm
         if isinstance(bilm, (str, os.PathLike)):
@@ -429,15 +442,14 @@ class ElmoVectorizer(BaseTextVectorizer):
             if not self.adapt_epochs:
                 return bilm
             params = {"max_epochs": self.adapt_epochs,
-                      "random_state": int(random_state.randint(2**31 - 1)),
+                      "random_state": self._child_seed(random_state),
                       "verbose": self.verbose or bilm.verbose}
             return _bilm_cache.BILMS.adapted(bilm, documents, params, self._cache_folder(),
                                              threads)
         if self.adapt_epochs:
             raise ValueError("adapt_epochs continues the pretraining of a pretrained biLM: "
                              "give bilm a pretrained model's name or path, or a fitted BiLM")
-        bilm = bilm if bilm is not None else BiLM(
-            random_state=int(random_state.randint(2**31 - 1)))
+        bilm = bilm if bilm is not None else BiLM(random_state=self._child_seed(random_state))
         bilm = clone(bilm).set_params(device=self.device, verbose=self.verbose or bilm.verbose)
         return _bilm_cache.BILMS.fitted(bilm, documents, self._cache_folder(), threads)
 
