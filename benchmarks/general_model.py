@@ -257,12 +257,21 @@ def run_card(args, home: Path) -> None:
     results files: the candidates' table, the first-split probe and the suite."""
     from elmofeat.models import recipes
 
+    from model_card import word_counts
+
     folder = Path(args.models[0])
     config = json.loads((folder / "config.json").read_text())
-    bilm = BiLM.from_pretrained(folder)
-    heldout = list(TextFiles(home / "corpus" / "gutenberg_heldout.txt.gz"))
-    ppl = bilm.perplexity(heldout)
     recipe = recipes.RECIPES[args.recipe]
+    words = word_counts(home / f for f in recipe.files)  # counted, never typed in
+    total_words = sum(words.values())
+    books = sum(n for f, n in words.items() if f.startswith("gutenberg")) / total_words
+    per_file = ", ".join(f"{f} ({n:,} words)" for f, n in words.items())
+    # Held-out perplexity: the model's row of general_recipe.json, which measures every
+    # model the same way on the first words of each held-out slice.
+    recipe_results = json.loads((RESULTS / "general_recipe.json").read_text())
+    ppl = recipe_results["rows"][args.recipe]["heldout_perplexity"]
+    heldout_words = recipe_results["heldout_words"]
+    ppl_cell = ", ".join(f"{slice_} {value:.1f}" for slice_, value in ppl.items())
     history = config["history"]
     tokens = sum(h.get("training_tokens", 0) for h in history)
     hours = sum(h["seconds"] for h in history) / 3600
@@ -284,12 +293,14 @@ copy to your texts first.
 |---|---|
 | architecture | word embedding of {config['params']['embedding_dim']}-wide projection over GloVe 6B 50d vectors (kept frozen), {params['n_layers']} LSTM layers per direction, {params['hidden_dim']} wide, residual; adaptive softmax |
 | vocabulary | {config['vocabulary_size']:,} words read; the {config['n_output_words']:,} most frequent corpus words predicted (min count {params['min_count']}) |
-| corpus | {', '.join(recipe.files)} of the staged general corpus (see the data's SOURCES.md): {tokens:,} training tokens, read once ({len(history)} epoch) |
+| corpus | {per_file} of the staged general corpus (see the data's SOURCES.md): {total_words:,} words (whitespace-separated), {tokens:,} training tokens, read once ({len(history)} epoch) |
 | training | {hours:.2f} hours on {environment['cpu_count']} CPU cores ({environment['cpu']}), fp32, batches of {params['batch_size']} windows of at most {params['max_len']} tokens, AdamW at {params['learning_rate']}, seed {params['random_state']} |
-| held-out perplexity | {ppl:.1f} (both directions, the corpus's 25 held-out books, {sum(len(t.split()) for t in heldout):,} words) |
 | representations | {config['n_representations']} layers per token, {config['output_dim']} wide |
 | weights | `bilm.pt`, {config['weights_dtype']}, SHA-256 `{config['weights_sha256']}` (pinned in `elmofeat/bilm/hub.py`) |
 | licence | weights: BSD-3-Clause, as elmofeat. Trained on public-domain Project Gutenberg books, the Brown Corpus (redistribution permitted) and US presidential speeches (public domain); GloVe 6B vectors are public domain (PDDL) |
+
+Held-out perplexity, both directions, on the first {heldout_words:,} words of each
+held-out slice of the corpus (`benchmarks/results/general_recipe.json`): {ppl_cell}.
 
 ## What its features are worth
 
@@ -313,7 +324,8 @@ python benchmarks/general_model.py card elmofeat/models/{name} --data-home DATA 
 
 ## Limits
 
-About 97% of the corpus is 19th- and early-20th-century books: modern words reach the
+{books:.0%} of the corpus's words are Project Gutenberg books, mostly of 1800-1925 (the rest:
+the Brown corpus of 1961 and US presidential speeches): modern words reach the
 model through their GloVe vectors (trained on Wikipedia and news), not through
 contexts it has read, and words neither the corpus nor GloVe's first 200,000 hold are
 `<unk>` unless adaptation (`adapt_epochs`) adds them from your texts. Its LSTMs are

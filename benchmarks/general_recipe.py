@@ -438,7 +438,8 @@ def write(rows: dict, heldout_words: int) -> None:
             "accuracy split by split, in points, mean ± std and the splits on which the row "
             "is above (AG News and R8: one split each). A mean inside its spread is not a "
             "win.\n\n" + markdown_table(["rows", *TASKS], paired) + "\n")
-    write_results("general_recipe", {"rows": rows, "penalties": list(PENALTIES)}, markdown)
+    write_results("general_recipe", {"rows": rows, "penalties": list(PENALTIES),
+                                     "heldout_words": heldout_words}, markdown)
 
 
 def main():

@@ -403,3 +403,23 @@ def test_pretrain_checks_its_checkpoint_folder_before_any_work(corpus, tmp_path,
                  "--checkpoint-dir", str(blocker), *TINY]) == 1
     assert "exists and is not a folder" in capsys.readouterr().err
     assert not (tmp_path / "m.pt").exists()
+
+
+def test_embed_gives_ElmoVectorizer_with_the_models_scales(saved_bilm, corpus, tmp_path):
+    """What the README says of `embed`: `ElmoVectorizer(bilm, scale_layers="bilm")`'s
+    features; the default `ElmoVectorizer(bilm)` measures the scales on its fit texts,
+    so it differs by those scales alone."""
+    from elmofeat import BiLM, ElmoVectorizer
+
+    assert main(["embed", str(saved_bilm), str(corpus / "texts.txt"), "-o",
+                 str(tmp_path / "f.npy"), "--quiet"]) == 0
+    embedded = np.load(tmp_path / "f.npy")
+    bilm = BiLM.load(saved_bilm)
+    same = ElmoVectorizer(bilm, scale_layers="bilm", cache_dir=None).fit_transform(TEXTS)
+    np.testing.assert_allclose(embedded, same, rtol=1e-5, atol=1e-6)
+    default = ElmoVectorizer(bilm, cache_dir=None).fit(TEXTS)
+    assert not np.allclose(embedded, default.transform(TEXTS), atol=1e-3)
+    # The difference is each layer's scale: the 16-wide blocks of the concatenation.
+    ratio = bilm.layer_scales_ / default.layer_scales_
+    blocks = np.repeat(ratio, embedded.shape[1] // len(ratio))
+    np.testing.assert_allclose(embedded * blocks, default.transform(TEXTS), rtol=1e-4, atol=1e-5)

@@ -27,6 +27,34 @@ def test_readme_opens_with_two_commands_and_ci_runs_the_test_one():
         assert "-c constraints.txt" in command
 
 
+def test_the_install_line_users_copy_resolves_the_tested_cpu_torch(tmp_path):
+    """The README's "Use it in your project" line, resolved by pip without installing:
+    the pinned torch, and no CUDA package (plain `pip install .` took torch 2.14.1 and
+    15 NVIDIA packages)."""
+    import json
+    import shlex
+    import subprocess
+    import sys
+
+    section = (ROOT / "README.md").read_text().split("## Use it in your project", 1)[1]
+    line = re.search(r"```bash\n(.*?)\n```", section, re.S).group(1).strip()
+    setup, install = line.split(" && ")
+    assert setup == "python3 -m venv venv" and install.startswith("venv/bin/pip install ")
+    report = tmp_path / "report.json"
+    args = shlex.split(install)[2:]  # after "venv/bin/pip install"
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--dry-run", "--ignore-installed", "-q",
+         "--report", str(report), "--retries", "0", "--timeout", "10", *args],
+        cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    resolved = {item["metadata"]["name"].lower(): item["metadata"]["version"]
+                for item in json.loads(report.read_text())["install"]}
+    pin = (ROOT / "constraints.txt").read_text().split("torch==")[1].split()[0]
+    assert resolved["torch"].split("+")[0] == pin
+    cuda = sorted(n for n in resolved if n.startswith(("nvidia", "triton", "cuda")))
+    assert cuda == [] and "elmofeat" in resolved
+
+
 def test_torch_is_pinned_in_one_constraints_file():
     pins = [
         line for line in (ROOT / "constraints.txt").read_text().splitlines()

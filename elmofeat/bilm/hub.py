@@ -262,5 +262,5 @@ register("en-small", folder="en-small",
          # its layer scales were measured after the weights were saved: in config.json
          config_sha256="04a12b8415a55906fa8b554cf7cccda52dfde71db2b0d817a86dbf464f335476",
          description="general English biLM: GloVe-read word layer, 2 x 128-wide LSTM "
-                     "layers per direction, 23.4M words of public-domain books, Brown "
-                     "and speeches")
+                     "layers per direction, pretrained on public-domain books, the "
+                     "Brown corpus and speeches")

@@ -56,8 +56,8 @@ GLOVE_128 = dict(
 RECIPES = {
     "en-small": Recipe(
         name="en-small",
-        # Two of the five Gutenberg shards, Brown and the speeches: 23.4M words, what 2
-        # CPU cores pretrain in about an hour at this width (one epoch). At equal tokens
+        # Two of the five Gutenberg shards, Brown and the speeches (the card counts their
+        # words): what 2 CPU cores pretrain in about an hour at this width (one epoch). At equal tokens
         # the 128-wide model's features matched the 256-wide one's across the suite at
         # half the training time (benchmarks/results/general_model.md): the time buys
         # twice the text instead, and a transform about four times as fast.
@@ -66,8 +66,8 @@ RECIPES = {
         parameters=GLOVE_128,
         description="general English biLM: a word layer started from GloVe 6B 50d (kept "
                     "frozen; 200,000 GloVe words read besides the corpus's own) under two "
-                    "128-wide LSTM layers per direction, pretrained on 23.4M words of the "
-                    "staged general corpus",
+                    "128-wide LSTM layers per direction, pretrained on the old-English part "
+                    "of the staged general corpus (books, Brown, speeches)",
     ),
     "en-base": Recipe(
         name="en-base",
