@@ -225,7 +225,7 @@ def _svd(context):
 def _skipgram(context):
     from ..wordvectors.skipgram import SkipGramVectorizer
 
-    return SkipGramVectorizer(random_state=context.seed)
+    return SkipGramVectorizer(random_state=context.seed, **context.settings.skipgram_params())
 
 
 def _elmo(mix, which="default", **params):

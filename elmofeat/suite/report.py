@@ -268,7 +268,7 @@ def _overrides(settings) -> str:
     from .settings import BenchmarkSettings
 
     names = ("folds", *BenchmarkSettings.size_settings(), "bilm_dim", "bilm_epochs", "mix_epochs",
-             "mix_cv")
+             "mix_cv", "skipgram_epochs")
     return ", ".join(f"{n}={settings[n]}" for n in names if settings.get(n) is not None)
 
 

@@ -352,8 +352,9 @@ def merge_results(base: dict, added: dict) -> dict:
     as_json = lambda settings: json.loads(json.dumps(settings))  # noqa: E731 (tuples -> lists)
     mine = {k: v for k, v in as_json(base["settings"]).items() if k not in ignore}
     theirs = {k: v for k, v in as_json(added["settings"]).items() if k not in ignore}
-    if mine != theirs:
-        changed = sorted(k for k in mine.keys() | theirs.keys() if mine.get(k) != theirs.get(k))
+    # A setting a run predates (absent) is its default, None.
+    changed = sorted(k for k in mine.keys() | theirs.keys() if mine.get(k) != theirs.get(k))
+    if changed:
         raise ValueError(f"cannot join runs with other settings: {', '.join(changed)} differ")
     for key, dataset in added["datasets"].items():
         if key not in merged["datasets"]:

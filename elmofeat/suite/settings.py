@@ -58,6 +58,8 @@ class BenchmarkSettings:
     bilm_epochs: int | None = None
     mix_epochs: int | None = None
     mix_cv: int | None = None
+    # SkipGramVectorizer's epochs (None: its "auto", up to 100 passes over a small slice).
+    skipgram_epochs: int | None = None
 
     def __post_init__(self):
         datasets = TASKS.names() if self.datasets is None else tuple(self.datasets)
@@ -80,7 +82,7 @@ class BenchmarkSettings:
         object.__setattr__(self, "sizes", {k: v for k, v in self.sizes.items() if v is not None})
         if self.folds is not None and (int(self.folds) != self.folds or self.folds < 2):
             raise ValueError(f"folds must be an integer >= 2, got {self.folds}")
-        for name in ("bilm_dim", "bilm_epochs", "mix_epochs"):
+        for name in ("bilm_dim", "bilm_epochs", "mix_epochs", "skipgram_epochs"):
             if getattr(self, name) is not None and getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
         if self.mix_cv is not None and self.mix_cv < 2:
@@ -94,7 +96,7 @@ class BenchmarkSettings:
         sizes = {name: value for key, task in TASKS.items()
                  for name, value in task.protocol.quick_sizes(key).items()}
         base = cls(quick=True, folds=2, sizes=sizes, bilm_dim=64, bilm_epochs=2, mix_epochs=3,
-                   mix_cv=2)
+                   mix_cv=2, skipgram_epochs=5)
         return replace(base, **changes)
 
     def size(self, name: str) -> int | None:
@@ -126,6 +128,10 @@ class BenchmarkSettings:
             params["cv"] = self.mix_cv
         return params
 
+    def skipgram_params(self) -> dict:
+        """The overrides of SkipGramVectorizer's defaults (empty in the full suite)."""
+        return {} if self.skipgram_epochs is None else {"epochs": self.skipgram_epochs}
+
     def to_dict(self) -> dict:
         """Plain data, as results record it: every size setting of the registered tasks
         by name (None where unset), in the tasks' order."""
@@ -133,7 +139,8 @@ class BenchmarkSettings:
                 "seed": self.seed, "quick": self.quick, "folds": self.folds,
                 **{name: self.sizes.get(name) for name in _size_settings(TASKS.names())},
                 "bilm_dim": self.bilm_dim, "bilm_epochs": self.bilm_epochs,
-                "mix_epochs": self.mix_epochs, "mix_cv": self.mix_cv}
+                "mix_epochs": self.mix_epochs, "mix_cv": self.mix_cv,
+                "skipgram_epochs": self.skipgram_epochs}
 
     @classmethod
     def from_dict(cls, data: dict) -> "BenchmarkSettings":

@@ -161,7 +161,7 @@ def _mpqa(home):
 
 register_task(TaskSpec(
     "ag_news", "AG News", _ag_news,
-    CrossValidation(5, "the 7,600-row AG News test partition", quick_documents=1200),
+    CrossValidation(5, "the 7,600-row AG News test partition", quick_documents=400),
     "news topic, 4 classes, ~40 words", kind="topic",
     reference=Reference("AG News test accuracy with 120k training sentences",
                         # ELMo's range, for the from-scratch rows with and without GloVe
@@ -169,10 +169,10 @@ register_task(TaskSpec(
                          "elmo-glove": (0.87, 0.905)},
                         mix_order=("mlp", "trainable", "frozen"))))
 register_task(TaskSpec(
-    "r8", "R8", _r8, FixedSplit(quick_train=600, quick_test=300),
+    "r8", "R8", _r8, FixedSplit(quick_train=300, quick_test=150),
     "newswire topic, 8 classes, long documents", kind="topic"))
 register_task(TaskSpec(
-    "cr", "CR", _cr, CrossValidation(10, "CR (3,775 sentences)", quick_documents=1000),
+    "cr", "CR", _cr, CrossValidation(10, "CR (3,775 sentences)", quick_documents=400),
     "product-review sentiment, 2 classes, ~20 words", kind="polarity"))
 register_task(TaskSpec(
     "mpqa", "MPQA", _mpqa, CrossValidation(10, "MPQA (10,606 phrases)", quick_documents=2000),
