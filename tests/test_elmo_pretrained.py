@@ -151,7 +151,7 @@ def test_the_default_is_the_shipped_general_model(corpus, monkeypatch):
     assert hub.file_sha256(folder / "bilm.pt") == source.sha256
     assert (folder / "bilm.pt").stat().st_size < 60 * 2**20
     card = (folder / "README.md").read_text()
-    assert source.sha256 in card and "held-out perplexity" in card
+    assert source.sha256 in card and "Held-out perplexity" in card
     fits = []
     monkeypatch.setattr(BiLM, "_fit", lambda self, X: fits.append(1))
     vec = ElmoVectorizer(random_state=0).fit(X[:40])

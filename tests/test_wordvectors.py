@@ -55,6 +55,23 @@ def test_a_file_is_read_once_for_all_clones(tmp_path, monkeypatch):
     assert clone(vec).fit(["x"]).keyed_vectors_.vector_size == 4 and len(reads) == 2
 
 
+def test_vectors_shared_by_the_process_are_read_only(tmp_path):
+    import pickle
+
+    _glove(tmp_path / "g.txt", ["cat", "dog"])
+    a = WordVectorsVectorizer(str(tmp_path / "g.txt")).fit(["x"])
+    b = WordVectorsVectorizer(str(tmp_path / "g.txt")).fit(["x"])
+    assert a.keyed_vectors_ is b.keyed_vectors_
+    before = b.transform(["cat"])
+    with pytest.raises(ValueError, match="read-only"):
+        a.keyed_vectors_.vectors[0] = 0  # would change b's features too
+    np.testing.assert_array_equal(b.transform(["cat"]), before)
+    # A pickle's copy is the user's own again.
+    own = pickle.loads(pickle.dumps(a)).keyed_vectors_
+    own.vectors[0] = 0
+    np.testing.assert_array_equal(b.transform(["cat"]), before)
+
+
 @pytest.mark.parametrize("content, message", [
     ("the 0.1 nan\ncat 0.2 0.3\n", r"the vector of 'the' \(row 0\) holds NaN or infinite"),
     ("the 0.1 0.2\ncat inf 0.3\n", r"the vector of 'cat' \(row 1\) holds NaN or infinite"),

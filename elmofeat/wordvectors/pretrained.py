@@ -39,7 +39,8 @@ class WordVectorsVectorizer(BaseWordVectorizer):
     ----------
     keyed_vectors_ : gensim KeyedVectors
         The vectors (the whole file: a pickle or ``elmofeat.dump`` of this vectorizer
-        holds them all).
+        holds them all). Read from a file, they are shared by every vectorizer of the
+        process that reads it, and their array is read-only (copy it to change it).
 
     Examples
     --------
@@ -95,7 +96,11 @@ class WordVectorsVectorizer(BaseWordVectorizer):
 @functools.lru_cache(maxsize=2)
 def _read_vectors(path: str, mtime_ns: int, size: int):
     """The vectors of ``path`` (keyed by its modification time and size too, so that a
-    changed file is read again)."""
+    changed file is read again), shared by every vectorizer of the process that reads
+    the file: read-only, so that changing one vectorizer's ``keyed_vectors_`` in place
+    fails instead of changing the features of the others."""
     from .io import load_word_vectors
 
-    return load_word_vectors(path)
+    keyed_vectors = load_word_vectors(path)
+    keyed_vectors.vectors.setflags(write=False)
+    return keyed_vectors
