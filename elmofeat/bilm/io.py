@@ -105,8 +105,14 @@ def save_pretrained_folder(bilm, folder, card: str | None = None, dtype: str = "
     defaults = type(bilm)().get_params()
     resettable = (*bilm._run_settings, *bilm._placement_params)
     bilm.set_params(**{k: defaults[k] for k in resettable if k in defaults})
+    # Every argument is checked before the folder is made or a file written.
+    if dtype not in _DTYPES:
+        raise ValueError(f"dtype must be one of {', '.join(_DTYPES)}, got {dtype!r}")
+    if card is not None and not isinstance(card, str):
+        raise TypeError(f"card is the model card's Markdown text (a str), got "
+                        f"{type(card).__name__}")
     folder = Path(folder)
-    hub.refuse_package_models(folder)  # before the folder is made
+    hub.refuse_package_models(folder)
     folder.mkdir(parents=True, exist_ok=True)
     weights = folder / hub.WEIGHTS_NAME
     save_bilm(bilm, weights, dtype=dtype)
