@@ -99,3 +99,39 @@ def test_benchmark_add_to_a_folder_without_a_report_says_so(tmp_path, capsys):
     assert main(["benchmark", "--quick", "--add-to", str(tmp_path),
                  "--output", str(tmp_path / "out")]) != 0
     assert "results.json" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("weights, message", [
+    ([np.nan, 1, 1], "mix_weights must be 3 finite numbers"),
+    ([1, 1], "mix_weights must be 3 finite numbers"),
+    (["a", "b", "c"], "mix_weights must be 3 finite numbers"),
+    ([[1, 1], [1]], "mix_weights must be 3 finite numbers"),
+    ([0, 0, 0], "mix_weights are all zero"),
+])
+def test_bad_mix_weights_are_named(fitted, texts, weights, message):
+    with pytest.raises(ValueError, match=message):
+        ElmoVectorizer(fitted, layer_mix="frozen", mix_weights=weights,
+                       cache_dir=None).fit(texts[:10])
+
+
+@pytest.mark.parametrize("value", [-1, 1.5, 2.0, True, "1", None])
+def test_adapt_epochs_must_be_a_whole_number(fitted, texts, value):
+    with pytest.raises(ValueError, match="'adapt_epochs' parameter of ElmoVectorizer"):
+        ElmoVectorizer(fitted, adapt_epochs=value, cache_dir=None).fit(texts[:10])
+
+
+def test_documents_as_a_categorical_series_with_a_text_index(fitted, texts):
+    import pandas as pd
+
+    vec = ElmoVectorizer(fitted, cache_dir=None).fit(texts)
+    series = pd.Series(pd.Categorical(texts[:3]), index=["a", "b", "c"])
+    np.testing.assert_array_equal(vec.transform(series), vec.transform(texts[:3]))
+
+
+def test_text_files_in_another_encoding(tmp_path):
+    from elmofeat.bilm.corpus import TextFiles
+
+    (tmp_path / "latin.txt").write_bytes("café au lait\n".encode("latin-1"))
+    with pytest.raises(ValueError, match=r"latin.txt, line 1: not utf-8 text"):
+        list(TextFiles(tmp_path / "latin.txt"))
+    assert list(TextFiles(tmp_path / "latin.txt", encoding="latin-1")) == ["café au lait"]

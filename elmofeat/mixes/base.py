@@ -81,7 +81,10 @@ def fixed_shares(mix_weights, n_layers: int, random_state: np.random.RandomState
         if mix_weights != "random":
             raise ValueError(f"mix_weights must be None, 'random' or a sequence, got {mix_weights!r}")
         return random_state.uniform(0.5, 1.0, size=n_layers).astype(np.float32)
-    weights = np.asarray(mix_weights, dtype=np.float64)
+    try:
+        weights = np.asarray(mix_weights, dtype=np.float64)
+    except (TypeError, ValueError):  # strings, ragged lists: said in the user's terms below
+        weights = np.full(0, np.nan)
     if weights.shape != (n_layers,) or not np.isfinite(weights).all():
         raise ValueError(
             f"mix_weights must be {n_layers} finite numbers (one per layer), got {mix_weights!r}"
