@@ -135,3 +135,18 @@ def test_text_files_in_another_encoding(tmp_path):
     with pytest.raises(ValueError, match=r"latin.txt, line 1: not utf-8 text"):
         list(TextFiles(tmp_path / "latin.txt"))
     assert list(TextFiles(tmp_path / "latin.txt", encoding="latin-1")) == ["café au lait"]
+
+
+def test_model_folders_missing_or_holding_odd_files(fitted, tmp_path):
+    fitted.save_pretrained(tmp_path / "m", dtype="float32")
+    (tmp_path / "m" / "config.json").unlink()  # bilm.pt alone defines a user's model
+    (tmp_path / "m" / "evil.py").write_text("raise SystemExit('ran')")  # never run
+    (tmp_path / "m" / "pytorch_model.bin").write_bytes(b"x")  # never read
+    assert BiLM.from_pretrained(tmp_path / "m").hidden_dim == fitted.hidden_dim
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "empty" / "bilm.pt").write_bytes(b"")
+    with pytest.raises(ValueError, match="is not a readable elmofeat BiLM file"):
+        BiLM.from_pretrained(tmp_path / "empty")
+    (tmp_path / "odd" / "bilm.pt").mkdir(parents=True)  # a folder where the file should be
+    with pytest.raises(FileNotFoundError, match="it has no bilm.pt"):
+        BiLM.from_pretrained(tmp_path / "odd")
