@@ -51,7 +51,6 @@ class ModelSource:
 REGISTRY: dict[str, ModelSource] = {}
 
 
-
 def register(name: str, *, sha256: str, folder: str | None = None, url: str | None = None,
              description: str = "", replace: bool = False,
              config_sha256: str | None = None) -> ModelSource:
@@ -179,8 +178,7 @@ def _download(source: ModelSource, cache_dir) -> Path:
     return _verified(target, source.sha256, source.name)
 
 
-def registered_name(name_or_path, *, prefer_local: bool = True,
-                    warn: bool = True) -> str | None:
+def registered_name(name_or_path, *, prefer_local: bool = True) -> str | None:
     """The registered model that ``name_or_path`` names, or None for a path.
 
     A name that is also a file or folder in the working directory names the local
@@ -192,8 +190,6 @@ def registered_name(name_or_path, *, prefer_local: bool = True,
         return None
     local = Path(name_or_path).expanduser()
     if prefer_local and (local.exists() or local.is_symlink()):
-        if not warn:
-            return None
         warnings.warn(
             f"{name_or_path!r} is a registered pretrained model and also a local "
             f"{'folder' if local.is_dir() else 'file'} ({local.absolute()}): loading the local "
@@ -208,7 +204,7 @@ def resolve(name_or_path, cache_dir=None, *, prefer_local: bool = True) -> Path:
     """The weights file of a registered model name, a model folder or a weights file.
 
     A registered name that is also a local file or folder resolves to the local one
-    (see :func:`registered_name`).
+    (see :func:`registered_name`). :func:`resolve_named` also says which it was.
 
     Raises
     ------
@@ -219,26 +215,16 @@ def resolve(name_or_path, cache_dir=None, *, prefer_local: bool = True) -> Path:
     OSError
         A download that failed.
     """
-    if registered_name(name_or_path, prefer_local=prefer_local) is not None:
-        source = REGISTRY[name_or_path]
-        if source.url is not None:
-            return _download(source, cache_dir)
-        folder = Path(source.folder)
-        if not folder.is_absolute():
-            folder = PACKAGE_MODELS / folder
-        path = folder / WEIGHTS_NAME
-        if not path.is_file():
-            raise FileNotFoundError(f"pretrained model {name_or_path!r} should be at {path}, "
-                                    "which is missing: reinstall elmofeat")
-        if source.config_sha256 is not None:
-            config = folder / CONFIG_NAME
-            found = config_digest(config)
-            if found != source.config_sha256:
-                raise ValueError(
-                    f"the configuration of pretrained model {name_or_path!r} at {config} has "
-                    f"digest {found}, expected {source.config_sha256}: the file was changed "
-                    "or damaged; reinstall elmofeat")
-        return _verified(path, source.sha256, name_or_path)
+    return resolve_named(name_or_path, cache_dir, prefer_local=prefer_local)[0]
+
+
+def resolve_named(name_or_path, cache_dir=None, *,
+                  prefer_local: bool = True) -> tuple[Path, str | None]:
+    """:func:`resolve`'s weights file, and the registered model's name it is (None for
+    a path)."""
+    name = registered_name(name_or_path, prefer_local=prefer_local)
+    if name is not None:
+        return _registered_weights(REGISTRY[name], cache_dir), name
     if not isinstance(name_or_path, (str, os.PathLike)):
         raise TypeError(f"a pretrained model is a registered name or a path, got "
                         f"{type(name_or_path).__name__}")
@@ -247,12 +233,34 @@ def resolve(name_or_path, cache_dir=None, *, prefer_local: bool = True) -> Path:
         if not (path / WEIGHTS_NAME).is_file():
             raise FileNotFoundError(f"{path} is not a pretrained biLM folder: it has no "
                                     f"{WEIGHTS_NAME}")
-        return path / WEIGHTS_NAME
+        return path / WEIGHTS_NAME, None
     if path.is_file():
-        return path
+        return path, None
     known = ", ".join(sorted(REGISTRY)) or "none"
     raise ValueError(f"{name_or_path!r} is neither a registered pretrained model "
                      f"(registered: {known}) nor an existing file or folder")
+
+
+def _registered_weights(source: ModelSource, cache_dir) -> Path:
+    """A registered model's weights file, checked (downloaded first for a URL)."""
+    if source.url is not None:
+        return _download(source, cache_dir)
+    folder = Path(source.folder)
+    if not folder.is_absolute():
+        folder = PACKAGE_MODELS / folder
+    path = folder / WEIGHTS_NAME
+    if not path.is_file():
+        raise FileNotFoundError(f"pretrained model {source.name!r} should be at {path}, "
+                                "which is missing: reinstall elmofeat")
+    if source.config_sha256 is not None:
+        config = folder / CONFIG_NAME
+        found = config_digest(config)
+        if found != source.config_sha256:
+            raise ValueError(
+                f"the configuration of pretrained model {source.name!r} at {config} has "
+                f"digest {found}, expected {source.config_sha256}: the file was changed "
+                "or damaged; reinstall elmofeat")
+    return _verified(path, source.sha256, source.name)
 
 
 # The models shipped with elmofeat. en-small: see elmofeat/models/en-small/README.md

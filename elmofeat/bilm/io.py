@@ -335,7 +335,9 @@ class PersistenceMixin:
         >>> bilm.embed(["A general English model."])[0].shape
         (5, 3, 256)
         """
-        return load_pretrained(cls, name_or_path, device=device, cache_dir=cache_dir)[0]
+        from . import hub
+
+        return load_pretrained(cls, *hub.resolve_named(name_or_path, cache_dir), device=device)
 
     def save_pretrained(self, folder, *, card: str | None = None, dtype: str = "float16"):
         """Save as a pretrained-model folder: ``bilm.pt`` (weights stored in ``dtype``),
@@ -380,27 +382,18 @@ class PersistenceMixin:
         return lm.to(device).eval()
 
 
-def load_pretrained(cls, name_or_path, *, device="cpu", cache_dir=None,
-                    prefer_local: bool = True, weights: Path | None = None):
-    """``cls.from_pretrained(name_or_path)`` and the registered model's name it loaded
-    (None for a path); ``prefer_local=False`` takes a registered name as the registered
-    model even where a local file or folder has its name (see
-    :func:`elmofeat.bilm.hub.registered_name`)."""
-    from . import hub
-
-    if weights is None:  # else resolved by the caller already
-        weights = hub.resolve(name_or_path, cache_dir, prefer_local=prefer_local)
-    name = hub.registered_name(name_or_path, prefer_local=prefer_local, warn=False)
+def load_pretrained(cls, weights: Path, registered: str | None, device="cpu"):
+    """The fitted ``cls`` of a resolved pretrained model: ``weights`` and the registered
+    name it is (None for a path), as :func:`elmofeat.bilm.hub.resolve_named` gives them."""
     # A registered model's bytes are checked against its SHA-256: the versions it
     # was saved with say nothing more, and would warn every user of another NumPy.
-    bilm = cls.load(weights, device=device, check_versions=name is None)
+    bilm = cls.load(weights, device=device, check_versions=registered is None)
     if bilm.layer_scales_ is None:  # a folder may hold them beside older weights
         bilm.layer_scales_ = folder_layer_scales(Path(weights), bilm.n_representations_)
     # A model made elsewhere runs here as this user's defaults say (no progress bars
     # or thread count of its author's), whatever the file holds.
     defaults = cls().get_params()
-    bilm.set_params(**{k: defaults[k] for k in cls._run_settings if k in defaults})
-    return bilm, name
+    return bilm.set_params(**{k: defaults[k] for k in cls._run_settings if k in defaults})
 
 
 def weights_digest(bilm) -> str:

@@ -36,13 +36,11 @@ def share(bilm, registered_name: str | None = None, source: str | None = None):
     ``source``: where it was loaded from (a path), for the messages; neither: a biLM
     of elmofeat's cache.
     """
-    if registered_name is not None:
-        what = f"the pretrained model {registered_name!r}"
-    elif source is not None:
-        what = f"the pretrained model at {source}"
     if registered_name is None and source is None:
         mark = (None, CACHED)
     else:
+        what = (f"the pretrained model {registered_name!r}" if registered_name is not None
+                else f"the pretrained model at {source}")
         mark = (registered_name, f"{what}, loaded once for the whole process and read by "
                                  "every ElmoVectorizer that names it")
     _SHARED_ESTIMATORS[bilm] = mark

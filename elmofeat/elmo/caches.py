@@ -387,15 +387,13 @@ def shared_pretrained(name_or_path, device="cpu", cache_dir=None, *,
     from ..bilm import BiLM, hub, sharing
     from ..bilm.io import load_pretrained
 
-    path = hub.resolve(name_or_path, cache_dir, prefer_local=prefer_local)
-    name = hub.registered_name(name_or_path, prefer_local=prefer_local, warn=False)
+    path, name = hub.resolve_named(name_or_path, cache_dir, prefer_local=prefer_local)
     stat = path.stat()
     key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns, str(device))
     if key not in _PRETRAINED:
         while len(_PRETRAINED) >= _PRETRAINED_MAX:
             _PRETRAINED.popitem(last=False)
-        bilm = load_pretrained(BiLM, name_or_path, device=device, cache_dir=cache_dir,
-                               prefer_local=prefer_local, weights=path)[0]
+        bilm = load_pretrained(BiLM, path, name, device=device)
         _PRETRAINED[key] = sharing.share(bilm, name, source=str(path.parent))
     elif name is not None:  # loaded by path before; resolve just checked its SHA-256
         sharing.share(_PRETRAINED[key], name)
