@@ -8,6 +8,8 @@ import pytest
 
 from elmofeat.cli import main
 from elmofeat.suite import BenchmarkSettings, run_benchmark, write_report
+from elmofeat.mixes import DEFAULT_LAYER_MIX, mix_names
+from elmofeat.suite.bilms import GENERAL_MODEL
 from elmofeat.suite.methods import METHODS, default_methods
 from elmofeat.suite.methods import HYBRID_WEIGHTS
 from elmofeat.suite.report import render_markdown, summarize
@@ -58,11 +60,19 @@ def test_every_split_scores_every_method(results):
 
 def test_the_default_run_leaves_out_the_ablations_and_the_glove_started_elmo_rows():
     assert BenchmarkSettings().methods == default_methods()
-    assert "general-frozen" in default_methods() and "elmo-frozen" in default_methods()
-    assert "general-concat" in default_methods() and "general-hybrid" in default_methods()
-    left_out = set(METHODS.names()) - set(default_methods())
+    assert "elmo-frozen" in default_methods() and "elmo-mlp" in default_methods()
+    # the general model: its default mix, adapted, and its hybrid; its other mixes on request
+    assert {f"general-{DEFAULT_LAYER_MIX}", "general-adapted", "general-hybrid"} <= set(
+        default_methods())
+    other_mixes = {f"general-{mix}" for mix in mix_names()} - {f"general-{DEFAULT_LAYER_MIX}"}
+    assert other_mixes and not other_mixes & set(default_methods())
+    assert other_mixes <= set(BenchmarkSettings(methods=("general",)).methods)
+    left_out = set(METHODS.names()) - set(default_methods()) - other_mixes
     assert left_out and all(m.startswith("elmo-glove") or m.endswith(("-unscaled", "-search"))
                             or m == "tfidf-c10" for m in left_out)
+    # the general rows name the shipped model they read
+    assert all(GENERAL_MODEL in METHODS[m].label for m in METHODS.names()
+               if METHODS[m].bilm in ("general", "adapted"))
     assert "minilm" in default_methods() and "tfidf" in default_methods()
     assert {"hybrid-search", "general-hybrid-search"} <= left_out
     assert BenchmarkSettings().bilms() == ("default", "general", "adapted")
@@ -214,7 +224,7 @@ def test_settings_are_checked():
     assert BenchmarkSettings(methods=("anchors",)).bilms() == ()
     full = BenchmarkSettings()
     assert full.bilm_params() == {} and full.mix_params() == {}  # the suite uses defaults
-    assert [full.n_folds(d) for d in full.datasets] == [5, None, 10, 10]
+    assert [full.n_folds(d) for d in full.datasets] == [5, None, 5, 5]
 
 
 def test_benchmark_command_without_a_bilm(data_home, tmp_path, capsys):
@@ -398,10 +408,11 @@ def test_paired_differences_use_the_better_tfidf_row_split_by_split():
 def test_a_default_run_counts_only_the_default_rows_and_their_biLMs():
     from elmofeat.suite.report import default_run_seconds
 
-    results = _synthetic({"tfidf": [0.7, 0.8], "general-frozen": [0.7, 0.8],
-                          "elmo-glove-frozen": [0.7, 0.8]})
-    # tfidf and general-frozen (60 s each) and the general biLM (1 s) on both splits;
-    # the GloVe-started rows and their biLM are not in a default run
+    results = _synthetic({"tfidf": [0.7, 0.8], f"general-{DEFAULT_LAYER_MIX}": [0.7, 0.8],
+                          "general-frozen": [0.7, 0.8], "elmo-glove-frozen": [0.7, 0.8]})
+    # tfidf and the general model's default mix (60 s each) and the general biLM (1 s)
+    # on both splits; its other mixes, the GloVe-started rows and their biLM are not in a
+    # default run
     assert default_run_seconds(results) == pytest.approx(2 * (60 + 60 + 1))
 
 

@@ -1,6 +1,7 @@
 """ElmoVectorizer with a pretrained biLM named or loaded, and its adaptation to X."""
 
 import copy
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,6 +16,8 @@ from elmofeat.elmo import caches as _bilm_cache
 from elmofeat.bilm import hub
 
 from .estimator_checks import make_topic_corpus
+
+DATA = Path(__file__).parent / "data"
 
 SMALL_BILM = dict(embedding_dim=8, hidden_dim=8, max_epochs=1, batch_size=16, random_state=0)
 
@@ -146,24 +149,50 @@ def test_a_pickle_names_the_shipped_model_instead_of_holding_its_weights(corpus,
 
 def test_the_default_is_the_shipped_general_model(corpus, monkeypatch):
     X, y = corpus
-    source = hub.REGISTRY["en-small"]
-    folder = hub.PACKAGE_MODELS / source.folder
-    assert hub.file_sha256(folder / "bilm.pt") == source.sha256
-    assert (folder / "bilm.pt").stat().st_size < 60 * 2**20
-    card = (folder / "README.md").read_text()
-    assert source.sha256 in card and "Held-out perplexity" in card
+    for name in ("en-base", "en-small"):  # both ship, pinned, within the size limit
+        source = hub.REGISTRY[name]
+        folder = hub.PACKAGE_MODELS / source.folder
+        assert hub.file_sha256(folder / "bilm.pt") == source.sha256
+        assert hub.config_digest(folder / "config.json") == source.config_sha256
+        assert (folder / "bilm.pt").stat().st_size < 60 * 2**20
+        card = (folder / "README.md").read_text()
+        assert source.sha256 in card and "Held-out perplexity" in card
     fits = []
     monkeypatch.setattr(BiLM, "_fit", lambda self, X: fits.append(1))
     vec = ElmoVectorizer(random_state=0).fit(X[:40])
     assert not fits  # nothing pretrained
-    assert vec.bilm_ is _bilm_cache.shared_pretrained("en-small")
+    assert vec.get_params()["bilm"] == "en-base"
+    assert vec.bilm_ is _bilm_cache.shared_pretrained("en-base")
     assert vec.bilm_.verbose is False  # no progress bars of the model's author
     features = vec.transform(["A smartphone with a great battery.", ""])
     # The default mix concatenates the three layers.
     assert features.shape == (2, 3 * vec.bilm_.output_dim_) and np.isfinite(features).all()
     assert not features[1].any()  # an empty document is a zero vector
-    # Words the 19th-century corpus lacks are read through their GloVe vectors.
-    assert "smartphone" in vec.bilm_.vocabulary_.tokens[vec.bilm_.n_output_words_:]
+    # The modern corpus predicts "smartphone"; the old books' model reads it through
+    # its GloVe vector only.
+    assert "smartphone" in vec.bilm_.vocabulary_.tokens[:vec.bilm_.n_output_words_]
+    old = _bilm_cache.shared_pretrained("en-small")
+    assert "smartphone" in old.vocabulary_.tokens[old.n_output_words_:]
+
+
+def test_a_pickle_of_the_0_2_0_default_keeps_its_model_and_features():
+    """A vectorizer fitted and saved by elmofeat 0.2.0 with ElmoVectorizer()'s default
+    of then (en-small; tests/data, written by joblib.dump and elmofeat.dump) loads en-small,
+    not the new default, and gives the features it gave then."""
+    import joblib
+
+    import elmofeat
+
+    texts = ["the battery lasts all day and the screen is great",
+             "stocks fell sharply after the central bank raised rates",
+             "can you book a table for two at seven tonight ?",
+             "a terrible , noisy camera that broke within a week"]
+    expected = np.load(DATA / "elmo_default_0.2.0_features.npy")
+    for loaded in (joblib.load(DATA / "elmo_default_0.2.0.pkl"),
+                   elmofeat.load(DATA / "elmo_default_0.2.0.joblib")):
+        assert loaded.get_params()["bilm"] == "en-small"
+        assert loaded.bilm_ is _bilm_cache.shared_pretrained("en-small")
+        np.testing.assert_allclose(loaded.transform(texts), expected, rtol=1e-5, atol=1e-6)
 
 
 def test_what_defines_a_shipped_models_features_is_all_checked(tmp_path, monkeypatch):

@@ -263,8 +263,17 @@ def _registered_weights(source: ModelSource, cache_dir) -> Path:
     return _verified(path, source.sha256, source.name)
 
 
-# The models shipped with elmofeat. en-small: see elmofeat/models/en-small/README.md
-# (made by `elmofeat pretrain --recipe en-small`).
+# The models shipped with elmofeat; each folder's README.md is its card.
+# en-base (the default of ElmoVectorizer): modern English, made by
+# `elmofeat pretrain --recipe en-base`.
+register("en-base", folder="en-base",
+         sha256="da5167be81c3caacd927d271c37f4e39738646ddd3c006f59b68f6c909a8e728",
+         config_sha256="d4b9d2ed46f99b3198e44b1e5b37e7fb87b35385ac87ef7135aa8423acbdf20b",
+         description="general English biLM: GloVe-read word layer, 2 x 128-wide LSTM "
+                     "layers per direction, pretrained on Wikipedia, Wikinews and "
+                     "dialogue (modern English)")
+# en-small (the default of elmofeat 0.2.0; pickles that name it keep loading it): old English,
+# made by `elmofeat pretrain --recipe en-small`.
 register("en-small", folder="en-small",
          sha256="7546d7e0b2e151c097d354213211b075648e7997663e9c570e0d6c8fbf2a95e5",
          # its layer scales were measured after the weights were saved: in config.json

@@ -62,10 +62,11 @@ class ElmoVectorizer(BaseTextVectorizer):
 
     Parameters
     ----------
-    bilm : BiLM, str, path or None, default="en-small"
+    bilm : BiLM, str, path or None, default="en-base"
         The language model. A name or path: a pretrained model
         (:meth:`BiLM.from_pretrained <elmofeat.BiLM.from_pretrained>`); the default,
-        ``"en-small"``, is the general English biLM shipped with elmofeat (see
+        ``"en-base"``, is the general English biLM shipped with elmofeat (modern
+        English; ``"en-small"``, the default of elmofeat 0.2.0, ships too: see
         ``docs/pretrained.md``), loaded once per process and shared by clones: ``fit``
         pretrains nothing. A fitted ``BiLM``: used as it is, never retrained, and shared
         (not copied) by clones of this vectorizer. An unfitted ``BiLM``: a copy of it is
@@ -263,7 +264,7 @@ class ElmoVectorizer(BaseTextVectorizer):
 
     def __init__(
         self,
-        bilm="en-small",
+        bilm="en-base",
         *,
         adapt_epochs=0,
         layer_mix=DEFAULT_LAYER_MIX,
@@ -331,7 +332,7 @@ class ElmoVectorizer(BaseTextVectorizer):
                 f"bilm=BiLM.from_pretrained({str(bilm)!r}) to set the loaded model's "
                 "parameters (max_len, batch_size...), bilm=BiLM(...) to pretrain on your "
                 "texts, or search over bilm itself, e.g. "
-                "{'elmo__bilm': ['en-small', BiLM(hidden_dim=128)]}")
+                "{'elmo__bilm': ['en-base', BiLM(hidden_dim=128)]}")
         if nested and _is_fitted_bilm(bilm):  # copy on write, the given one too
             if "bilm" in params:
                 params = {**params, "bilm": bilm.shared_copy()}

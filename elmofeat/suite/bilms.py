@@ -17,7 +17,7 @@ from typing import Callable
 from .._registry import Registry
 
 #: The general model of the suite's "general" rows, and its adaptation's epochs.
-GENERAL_MODEL = "en-small"
+GENERAL_MODEL = "en-base"
 ADAPT_EPOCHS = 1
 
 #: Seconds per training token of one pretraining epoch at the default width (256), on
@@ -117,9 +117,9 @@ BILM_SOURCES.register(BiLMSource(
     "glove", _from_scratch(True), _pretraining_seconds, "biLM pretraining (GloVe start)",
     curve_label="GloVe start", linestyle="--"))
 BILM_SOURCES.register(BiLMSource(
-    "general", _general, lambda settings, n_tokens: 2, "en-small loading",
+    "general", _general, lambda settings, n_tokens: 2, f"{GENERAL_MODEL} loading",
     follows_settings=False, verb="loaded"))
 BILM_SOURCES.register(BiLMSource(
     "adapted", _adapted,
     lambda settings, n_tokens: EPOCH_SECONDS_PER_TOKEN * n_tokens * ADAPT_EPOCHS + 10,
-    "en-small adaptation", follows_settings=False, verb="adapted"))
+    f"{GENERAL_MODEL} adaptation", follows_settings=False, verb="adapted"))

@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 from .._registry import Registry
 from ..mixes import DEFAULT_LAYER_MIX, get_mix, mix_names
-from .bilms import BILM_SOURCES
+from .bilms import ADAPT_EPOCHS, BILM_SOURCES, GENERAL_MODEL
 
 
 @dataclass
@@ -260,12 +260,14 @@ _HYBRID_GRID = {"featureunion__transformer_weights": [{"elmo": w} for w in HYBRI
 def elmo_rows(prefix, label, which, family, *, glove=False, default=True, mix_group=True,
               groups=None) -> list[MethodSpec]:
     """One row per mix of the mixes' registry, on the split's ``which`` biLM: keys
-    ``<prefix>-<mix>``, labels ``"<label>, <mix label> mix"``."""
+    ``<prefix>-<mix>``, labels ``"<label>, <mix label> mix"``. ``default``: whether a
+    default run has them, or the mixes it has."""
     return [MethodSpec(f"{prefix}-{mix}", f"{label}, {get_mix(mix).label} mix", family,
                        _elmo(mix, which), bilm=which, needs_glove=glove,
                        cost_per_token=_MIX_COST.get(mix, 100e-6), mix=mix,
                        mix_group=prefix if mix_group else None,
-                       groups=(prefix,) if groups is None else groups, default=default)
+                       groups=(prefix,) if groups is None else groups,
+                       default=default if isinstance(default, bool) else mix in default)
             for mix in mix_names()]
 
 
@@ -288,8 +290,8 @@ for _spec in elmo_rows("elmo", "ELMo", "default", "elmo"):
 # The default's evidence: mixes without dividing each layer by its spread. Not in a
 # default run, with the from-scratch ELMo + GloVe rows below: their per-split GloVe
 # biLM and MLP mix took 46 of the 117 minutes of the last full run; the general model
-# (en-small), which reads GloVe's vectors too, took their place, and keeps the suite
-# within 2 hours. Name them (--methods elmo-glove ...) to run them.
+# (GENERAL_MODEL), which reads GloVe's vectors too, took their place, and keeps the
+# suite within 2 hours. Name them (--methods elmo-glove ...) to run them.
 register_method(MethodSpec(
     "elmo-frozen-unscaled", "ELMo, frozen mix, layers unscaled", "ablation",
     _elmo("frozen", scale_layers=False), bilm="default", cost_per_token=25e-6, mix="frozen",
@@ -315,20 +317,25 @@ register_method(MethodSpec("hybrid-search",
                            "TF-IDF + ELMo (make_hybrid, weight searched, C=10)",
                            "hybrid", _hybrid_of("default"), bilm="default", C=10.0,
                            grid=_HYBRID_GRID, cost_per_token=300e-6, default=False))
-# The general English biLM shipped with elmofeat (en-small): never trained per split.
-for _spec in elmo_rows("general", "ELMo en-small", "general", "general", mix_group=False):
+# The general English biLM shipped with elmofeat (GENERAL_MODEL): never trained per
+# split. A default run has its default mix only: the other mixes (and above all the MLP
+# mix, 19 of the 117 minutes of the last run with C fixed) made way for the C search and
+# the MiniLM anchor within the suite's 2 hours; --methods general runs them all.
+for _spec in elmo_rows("general", f"ELMo {GENERAL_MODEL}", "general", "general",
+                       mix_group=False, default=(DEFAULT_LAYER_MIX,)):
     register_method(_spec)
 # Adapted, with ElmoVectorizer's default mix: against general-<that mix>, what one epoch
 # on the split's texts is worth.
 register_method(MethodSpec(
-    "general-adapted", f"ELMo en-small adapted (1 epoch), {get_mix(DEFAULT_LAYER_MIX).label} mix",
+    "general-adapted",
+    f"ELMo {GENERAL_MODEL} adapted ({ADAPT_EPOCHS} epoch), {get_mix(DEFAULT_LAYER_MIX).label} mix",
     "general", _elmo(DEFAULT_LAYER_MIX, "adapted"), bilm="adapted", mix=DEFAULT_LAYER_MIX,
     groups=("general",)))
 register_method(MethodSpec(
-    "general-hybrid", "TF-IDF + ELMo en-small (make_hybrid)", "hybrid", _hybrid_of("general"),
+    "general-hybrid", f"TF-IDF + ELMo {GENERAL_MODEL} (make_hybrid)", "hybrid", _hybrid_of("general"),
     bilm="general", groups=("general",)))
 register_method(MethodSpec(
-    "general-hybrid-search", "TF-IDF + ELMo en-small (make_hybrid, weight searched, C=10)",
+    "general-hybrid-search", f"TF-IDF + ELMo {GENERAL_MODEL} (make_hybrid, weight searched, C=10)",
     "hybrid",
     _hybrid_of("general"), bilm="general", C=10.0, grid=_HYBRID_GRID, cost_per_token=300e-6,
     groups=("general",), default=False))

@@ -40,7 +40,7 @@ class BenchmarkSettings:
     >>> settings.methods
     ('svd', 'elmo-trainable', 'elmo-frozen', 'elmo-concat', 'elmo-mlp')
     >>> settings.n_folds("cr"), BenchmarkSettings.quick_run().n_folds("cr")
-    (10, 2)
+    (5, 2)
     >>> BenchmarkSettings(datasets=("ag_news",), sizes={"ag_news_documents": 100}).size(
     ...     "ag_news_documents")
     100
