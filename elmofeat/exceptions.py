@@ -56,7 +56,7 @@ class ShadowedModelWarning(UserWarning):
     >>> from elmofeat.exceptions import ShadowedModelWarning
     >>> with warnings.catch_warnings():
     ...     warnings.simplefilter("error", ShadowedModelWarning)
-    ...     # BiLM.from_pretrained("en-small") with a folder ./en-small raises here
+    ...     # BiLM.from_pretrained("en-base") with a folder ./en-base raises here
     ...     pass
     """
 

@@ -308,12 +308,12 @@ class PersistenceMixin:
 
     @classmethod
     def from_pretrained(cls, name_or_path, *, device: str = "cpu", cache_dir=None):
-        """A pretrained biLM by name (``"en-small"``), or from a model folder or file.
+        """A pretrained biLM by name (``"en-base"``), or from a model folder or file.
 
         Parameters
         ----------
         name_or_path : str or path
-            A name of :data:`elmofeat.bilm.hub.REGISTRY` (``"en-small"``, the general
+            A name of :data:`elmofeat.bilm.hub.REGISTRY` (``"en-base"``, the general
             English biLM shipped with elmofeat), a folder written by
             :meth:`save_pretrained`, or a file written by :meth:`save`.
         device : str, default="cpu"
@@ -331,7 +331,7 @@ class PersistenceMixin:
         Examples
         --------
         >>> from elmofeat import BiLM
-        >>> bilm = BiLM.from_pretrained("en-small")
+        >>> bilm = BiLM.from_pretrained("en-base")
         >>> bilm.embed(["A general English model."])[0].shape
         (5, 3, 256)
         """

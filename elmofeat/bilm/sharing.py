@@ -1,6 +1,6 @@
 """Fitted biLMs shared by the whole process, read-only to their users.
 
-A named pretrained model (``ElmoVectorizer("en-small")``) is loaded once per process,
+A named pretrained model (``ElmoVectorizer("en-base")``) is loaded once per process,
 and a biLM pretrained or adapted on some texts is kept for every vectorizer fitted on
 the same texts (the candidates of a search). Each such object is the ``bilm_`` of many
 vectorizers at once, so training it in place, or changing its parameters, would change

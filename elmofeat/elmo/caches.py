@@ -378,7 +378,7 @@ def shared_pretrained(name_or_path, device="cpu", cache_dir=None, *,
     """The pretrained biLM of ``name_or_path`` (see :func:`elmofeat.bilm.hub.resolve`),
     loaded once per process and shared.
 
-    Estimators that name a pretrained model (``ElmoVectorizer(bilm="en-small")``) and
+    Estimators that name a pretrained model (``ElmoVectorizer(bilm="en-base")``) and
     their clones read one copy; they never train it (an adaptation trains a copy), and
     it refuses to be changed in place (:mod:`elmofeat.bilm.sharing`).
     ``prefer_local=False``: a registered name is the registered model even where a
