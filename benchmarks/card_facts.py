@@ -44,3 +44,28 @@ def paired_cell(row: dict, other: dict, task: str) -> str:
         return f"{differences[0]:+.2f}"
     return (f"{differences.mean():+.2f} ± {differences.std(ddof=1):.2f}, "
             f"{int((differences > 0).sum())}/{len(differences)}")
+
+
+def suite_row(results: dict, method: str) -> dict | None:
+    """A suite run's ``method`` (``elmofeat benchmark``'s results.json) as a recipe row,
+    ``{"scores": {task: {"mean", "std", "splits"}}}``, over the tasks where every split
+    has it; None where none has."""
+    import numpy as np
+
+    scores = {}
+    for task, dataset in results["datasets"].items():
+        splits = dataset["splits"]
+        if splits and all(method in s["methods"] for s in splits):
+            accuracies = [s["methods"][method]["accuracy"] for s in splits]
+            scores[task] = {"mean": float(np.mean(accuracies)),
+                            "std": float(np.std(accuracies)), "splits": accuracies}
+    return {"scores": scores} if scores else None
+
+
+def suite_general_model_is(results: dict, history: list) -> bool:
+    """Whether every split of a suite run read the general model whose training history
+    is ``history`` (a model folder's ``config.json``): its "general" rows are that
+    model's."""
+    splits = [s for d in results["datasets"].values() for s in d["splits"]]
+    return bool(splits) and all(s.get("bilms", {}).get("general", {}).get("history") == history
+                                for s in splits)

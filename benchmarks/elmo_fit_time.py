@@ -67,8 +67,9 @@ order = np.random.RandomState(0).permutation(len(X))[:n]
 X = [X[i] for i in order]
 y = np.asarray(labels)[order]
 start = time.perf_counter()
-vectorizer = ElmoVectorizer(BiLM(random_state=0) if scratch else "en-small", random_state=0,
-                            verbose=True, cache_dir=None)
+# the default: the shipped general model (ElmoVectorizer()'s bilm), or a from-scratch biLM
+params = {"bilm": BiLM(random_state=0)} if scratch else {}
+vectorizer = ElmoVectorizer(**params, random_state=0, verbose=True, cache_dir=None)
 features = vectorizer.fit_transform(X, y)
 seconds = time.perf_counter() - start
 history = vectorizer.bilm_.history_ if scratch else []

@@ -11,7 +11,7 @@ MiniLM runs sentence-transformers' ``encode`` (batch 64, normalised), the suite'
 anchor. Needs the optional ``minilm`` extra.
 
 Writes benchmarks/results/encoder_speed.{json,md}.
-Run: python benchmarks/encoder_speed.py [--docs 2000] [--rounds 3] [--models en-small]
+Run: python benchmarks/encoder_speed.py [--docs 2000] [--rounds 3] [--models en-base en-small]
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--docs", type=int, default=2000)
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--models", nargs="+", default=["en-small"],
+    parser.add_argument("--models", nargs="+", default=["en-base", "en-small"],
                         help="shipped biLMs to time (ElmoVectorizer's default mix)")
     parser.add_argument("--data-home", default=None)
     args = parser.parse_args()

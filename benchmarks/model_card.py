@@ -9,11 +9,15 @@ Everything in the card is read, counted or measured, never typed in:
   scores under the suite's protocol beside TF-IDF, all-MiniLM-L6-v2 and en-small: the
   model's row in ``benchmarks/results/general_recipe.json`` (``python
   benchmarks/general_recipe.py NAME=FOLDER`` writes it);
+* with ``--suite``, the rows of a full ``elmofeat benchmark`` run whose general model
+  is this one (its ``results.json``): the default features, adapted and in the hybrid,
+  beside TF-IDF and all-MiniLM-L6-v2, and their paired differences on the same splits;
 * hardware and precision: the machine that writes the card, which must be the one that
   trained the model (``--trained-here``; the training precision is what ``precision``
   resolves to there).
 
 Run: python benchmarks/model_card.py FOLDER --recipe NAME --trained-here [--data-home DIR]
+     [--suite REPORT/results.json]
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from pathlib import Path
 
 # first: the command's process settings (_common) apply before torch loads
 from _common import RESULTS, environment, markdown_table, write_text_atomically
-from card_facts import licence_of, paired_cell, sources_table
+from card_facts import licence_of, paired_cell, sources_table, suite_general_model_is, suite_row
 
 from elmofeat import BiLM
 from elmofeat.bilm.corpus import TextFiles
@@ -37,12 +41,66 @@ REFERENCE_ROWS = {"tfidf": "TF-IDF + LR", "minilm": "all-MiniLM-L6-v2 + LR",
 HELDOUT = {"wikipedia": "Wikipedia", "wikinews": "Wikinews", "dialogue": "dialogue",
            "gutenberg": "Gutenberg"}
 WEIGHTS_LICENCE = "BSD-3-Clause, as elmofeat"
+#: The suite's rows of the general model a card shows, and the references they are paired with.
+SUITE_ROWS = {"general-concat": "default `ElmoVectorizer()` + LR",
+              "general-adapted": "adapted (`adapt_epochs=1`) + LR",
+              "general-hybrid": "`make_hybrid()` + LR"}
+SUITE_REFERENCES = {"tfidf": "TF-IDF + LR", "minilm": "all-MiniLM-L6-v2 + LR"}
 GLOVE = ("GloVe 6B 50d word vectors (Pennington et al. 2014), public domain (PDDL); "
          "the model's word layer starts from them and keeps them frozen")
 
 
 def word_counts(files) -> dict[str, int]:
     return {Path(f).name: sum(len(p.split()) for p in TextFiles([f])) for f in files}
+
+
+def suite_section(path: Path, history: list, name: str) -> str:
+    """The card's section on a full suite run (``--suite``), or "" without one."""
+    results = json.loads(path.read_text())
+    if results["settings"].get("quick"):
+        raise SystemExit(f"{path} is a quick run: its numbers are not evidence")
+    if not suite_general_model_is(results, history):
+        raise SystemExit(f"the general rows of {path} were not measured with this model "
+                         "(their biLM's training history differs)")
+    tasks = list(results["datasets"])
+    titles = [results["datasets"][t]["title"] for t in tasks]
+    rows = {key: (label, suite_row(results, key))
+            for key, label in [*SUITE_REFERENCES.items(), *SUITE_ROWS.items()]}
+    rows = {key: (label, row) for key, (label, row) in rows.items() if row is not None}
+
+    def cell(row, task):
+        stats = row["scores"].get(task)
+        if stats is None:
+            return ""
+        return (f"{stats['mean']:.4f}" if len(stats["splits"]) == 1
+                else f"{stats['mean']:.4f} ± {stats['std']:.4f}")
+
+    score_rows = [[label, *(cell(row, t) for t in tasks)] for label, row in rows.values()]
+    paired_rows = [[f"{rows[key][0]} minus {rows[other][0]}",
+                    *(paired_cell(rows[key][1], rows[other][1], t)
+                      if t in rows[key][1]["scores"] and t in rows[other][1]["scores"] else ""
+                      for t in tasks)]
+                   for key in SUITE_ROWS if key in rows
+                   for other in SUITE_REFERENCES if other in rows]
+    folds = ", ".join(f"{results['datasets'][t]['title']} "
+                      + (f"{len(results['datasets'][t]['splits'])} folds"
+                         if len(results["datasets"][t]["splits"]) > 1 else "its standard split")
+                      for t in tasks)
+    return f"""
+## On the suite
+
+The rows of {name} in the suite (`elmofeat benchmark`, the README's main command, run of
+{results['started'][:10]}; {folds}; every row followed by LogisticRegression with C chosen
+by inner 3-fold cross-validation). Mean accuracy ± std over the splits:
+
+{markdown_table(["row", *titles], score_rows)}
+
+The same splits, paired: the difference in accuracy split by split, in points, mean ±
+std and the splits on which the first row is above. A mean inside its spread is not a
+win.
+
+{markdown_table(["rows", *titles], paired_rows)}
+"""
 
 
 def main():
@@ -53,6 +111,8 @@ def main():
                         help="confirm that this machine trained the model (its hardware "
                         "and precision go into the card)")
     parser.add_argument("--data-home", default=None)
+    parser.add_argument("--suite", type=Path, default=None,
+                        help="a full suite run's results.json whose general model is this one")
     args = parser.parse_args()
     home = Path(get_data_home(args.data_home))
     recipe = recipes.RECIPES[args.recipe]
@@ -133,14 +193,14 @@ std and the splits on which {name} is above (AG News and R8: one split each). A 
 inside its spread is not a win.
 
 {markdown_table(["rows", *TASKS], paired_rows)}
-
+{suite_section(args.suite, history, name) if args.suite else ""}
 ## How it was made
 
 ```bash
 elmofeat pretrain --recipe {name} --data-home DATA --pretrained -o FOLDER \\
     --checkpoint-dir CHECKPOINTS --checkpoint-every 2000 --threads 2
 python benchmarks/general_recipe.py {name}=FOLDER --data-home DATA
-python benchmarks/model_card.py FOLDER --recipe {name} --trained-here --data-home DATA
+python benchmarks/model_card.py FOLDER --recipe {name} --trained-here --data-home DATA{" --suite docs/report/results.json" if args.suite else ""}
 ```
 
 A stopped pretraining resumes from its last checkpoint when the same command runs again.

@@ -62,3 +62,25 @@ def test_paired_cells_are_split_by_split_differences_in_points(card):
     # +2, -1, +1 points: mean 0.67, sample std 1.53, above on 2 of 3 splits
     assert card.paired_cell(row, other, "cr") == "+0.67 ± 1.53, 2/3"
     assert card.paired_cell(row, other, "r8") == "-1.00"
+
+
+def test_a_suite_run_becomes_rows_the_card_can_pair(card):
+    history = [{"epoch": 1, "training_tokens": 100}]
+    split = lambda tfidf, general: {"methods": {  # noqa: E731
+        "tfidf": {"accuracy": tfidf}, "general-concat": {"accuracy": general}},
+        "bilms": {"general": {"history": history}}}
+    results = {"datasets": {"cr": {"splits": [split(0.80, 0.78), split(0.70, 0.74)]},
+                            "r8": {"splits": [split(0.95, 0.96)]}}}
+    row = card.suite_row(results, "general-concat")
+    assert row["scores"]["cr"] == {"mean": pytest.approx(0.76), "std": pytest.approx(0.02),
+                                   "splits": [0.78, 0.74]}
+    assert card.paired_cell(row, card.suite_row(results, "tfidf"), "cr") == "+1.00 ± 4.24, 1/2"
+    assert card.paired_cell(row, card.suite_row(results, "tfidf"), "r8") == "+1.00"
+    assert card.suite_row(results, "minilm") is None  # a row the run skipped
+    # a task where one split lacks the row is left out, not averaged over fewer splits
+    del results["datasets"]["cr"]["splits"][1]["methods"]["general-concat"]
+    assert set(card.suite_row(results, "general-concat")["scores"]) == {"r8"}
+    assert card.suite_general_model_is(results, history)
+    assert not card.suite_general_model_is(results, [{"epoch": 1, "training_tokens": 99}])
+    results["datasets"]["r8"]["splits"][0]["bilms"] = {}
+    assert not card.suite_general_model_is(results, history)
