@@ -22,10 +22,11 @@ LR get the same labels. Rows:
 * ELMo + GloVe, frozen and trainable mixes: a second biLM pretrained on every training
   text with ``pretrained_vectors=<GloVe 6B 50d>`` (its token layer starts from GloVe).
 
-* the shipped general model (``en-small``, nothing pretrained): frozen, concatenated,
-  trainable and MLP mixes, the frozen, concatenated and trainable mixes with C searched,
-  the frozen mix with
-  self-training, and the frozen mix of a copy adapted (1 epoch) to every training text.
+* each shipped general model (``en-small``: rows ``general-*``; ``en-base``, the
+  default: rows ``base-*``; nothing pretrained): frozen, concatenated, trainable and MLP
+  mixes, the frozen, concatenated and trainable mixes with C searched, the frozen mix
+  with self-training, and the frozen mix of a copy adapted (1 epoch) to every training
+  text.
 
 Writes benchmarks/results/few_labels.{json,md}; ``--rows`` runs some rows only, and with
 ``--add`` joins them to the rows already in the results file (same folds).
@@ -58,14 +59,18 @@ from elmofeat.suite.run import load_glove
 from elmofeat.datasets import get_data_home
 
 SIZES = (50, 200, 1000, None)  # None: every training label
-GENERAL = "en-small"  # the general model shipped with elmofeat
+#: The general models shipped with elmofeat, by the prefix of their rows.
+SHIPPED = {"general": "en-small", "base": "en-base"}
+#: The rows of a shipped model (after its prefix), and how the table names them.
+SHIPPED_ROWS = {"frozen": "frozen", "concat": "concatenated", "trainable": "trainable",
+                "mlp": "MLP", "frozen-cv": "frozen, C searched",
+                "concat-cv": "concatenated, C searched", "trainable-cv": "trainable, C searched",
+                "frozen-selftraining": "frozen + SelfTrainingClassifier (all texts)",
+                "adapted-frozen": "adapted to all texts (1 epoch), frozen"}
 ROWS = ("tfidf", "tfidf-c10", "tfidf-cv", "glove", "svd", "svd-cv", "elmo-frozen",
         "elmo-concat", "elmo-trainable", "elmo-mlp", "elmo-frozen-selftraining", "elmo-frozen-cv",
         "elmo-trainable-cv", "elmo-token", "elmo-glove-frozen", "elmo-glove-trainable",
-        "general-frozen", "general-concat", "general-trainable", "general-mlp", "general-frozen-cv",
-        "general-concat-cv", "general-trainable-cv", "general-frozen-selftraining",
-        "general-adapted-frozen")
-GENERAL_ROWS = tuple(r for r in ROWS if r.startswith("general-"))
+        *(f"{prefix}-{row}" for prefix in SHIPPED for row in SHIPPED_ROWS))
 DEFAULT_ELMO = tuple(r for r in ROWS if r.startswith("elmo-") and not r.startswith("elmo-glove")
                      and r != "elmo-token")
 GLOVE_ELMO = ("elmo-glove-frozen", "elmo-glove-trainable")
@@ -83,14 +88,8 @@ LABELS = {"tfidf": "TF-IDF + LR", "tfidf-c10": "TF-IDF + LR (C=10)", "glove": "G
           "elmo-token": "ELMo token layer alone (all texts; diagnostic)",
           "elmo-glove-frozen": "ELMo + GloVe frozen (all texts)",
           "elmo-glove-trainable": "ELMo + GloVe trainable (all texts)",
-          "general-frozen": "ELMo en-small frozen", "general-trainable": "ELMo en-small trainable",
-          "general-concat": "ELMo en-small concatenated", "general-mlp": "ELMo en-small MLP",
-          "general-frozen-cv": "ELMo en-small frozen, C searched",
-          "general-concat-cv": "ELMo en-small concatenated, C searched",
-          "general-trainable-cv": "ELMo en-small trainable, C searched",
-          "general-frozen-selftraining": "ELMo en-small frozen + SelfTrainingClassifier (all texts)",
-          "general-adapted-frozen": "ELMo en-small adapted to all texts (1 epoch), frozen"}
-
+          **{f"{prefix}-{row}": f"ELMo {model} {label}" for prefix, model in SHIPPED.items()
+             for row, label in SHIPPED_ROWS.items()}}
 
 def _labelled(y, size, seed):
     """Indices of a stratified draw of ``size`` labelled documents (all if None)."""
@@ -157,8 +156,8 @@ def _row_model(row, shared, y_l, seed, glove):
     if row == "elmo-token":  # the frozen mix's token layer alone (diagnostic)
         return make_pipeline(_elmo(shared, "bilm", "frozen", y_l, seed, mix_weights=(1, 0, 0)), lr)
     family, _, rest = row.partition("-")
-    if family == "general":
-        bilm, name = GENERAL, rest
+    if family in SHIPPED:
+        bilm, name = SHIPPED[family], rest
         params = {}
         if name.startswith("adapted-"):
             name, params = name[len("adapted-"):], {"adapt_epochs": 1}
@@ -183,7 +182,7 @@ def run_split(split, seed, glove, rows=ROWS):
             if row.endswith("-selftraining"):  # every training text, y = -1 unlabelled
                 partial = np.full(len(y_train), -1)
                 partial[chosen] = y_l
-                bilm = GENERAL if row.startswith("general") else "bilm"
+                bilm = SHIPPED.get(row.partition("-")[0], "bilm")
                 model = make_pipeline(_elmo(shared, bilm, "frozen", y_l, seed),
                                       SelfTrainingClassifier(LogisticRegression(max_iter=3000)))
                 scores[row] = _score(model, X_train, partial, split.X_test, split.y_test)
@@ -203,7 +202,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--datasets", nargs="+", default=["ag_news", "cr"], choices=["ag_news", "cr"])
     parser.add_argument("--folds", type=int, default=None,
-                        help="folds (default: the suite's, AG News 5 and CR 10)")
+                        help="folds (default: the suite's, 5 each)")
     parser.add_argument("--data-home", default=None)
     parser.add_argument("--rows", nargs="+", choices=ROWS, default=list(ROWS),
                         help="rows to run (default: all)")
@@ -259,7 +258,9 @@ def main():
             + markdown_table(header, rows)
             + f"\n\nBest ELMo row (default biLM) minus the best TF-IDF row, by number of "
             f"labels: {gaps(DEFAULT_ELMO)}; best ELMo + GloVe row minus it: {gaps(GLOVE_ELMO)}; "
-            f"best row of the shipped general model (en-small) minus it: {gaps(GENERAL_ROWS)}. "
+            + "; ".join(f"best row of the shipped {model} minus it: "
+                        f"{gaps([r for r in ROWS if r.startswith(prefix + '-')])}"
+                        for prefix, model in SHIPPED.items()) + ". "
             + (f"biLM pretraining {np.mean([s['pretrain_seconds'] for s in splits]):.0f} s "
                "per fold." if all("pretrain_seconds" in s for s in splits) else "") + "\n")
     markdown = ("### Accuracy with few labels and many unlabelled texts\n\n"
