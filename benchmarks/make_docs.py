@@ -220,8 +220,7 @@ def update_readme():
             break
         table.append(line)
     note = next(line for line in lines[start + len(table):] if line.startswith("Accuracy,"))
-    targets = next((line for line in lines if line.endswith("checks met. TF-IDF is the better "
-                                                            "of its two rows (C=1, C=10) on each task.")), "")
+    targets = next((line for line in lines if re.match(r"\d+ of \d+ checks met\. ", line)), "")
     readme = ROOT / "README.md"
     head, rest = readme.read_text().split("<!-- headline:start -->")
     _, tail = rest.split("<!-- headline:end -->")
@@ -327,7 +326,7 @@ def mix_block() -> str:
     return ("From `" + REPORT_COMMAND + "` ([report](docs/report/report.md)): the paired "
             "difference in accuracy, split by split, in points: mean ± std, and the splits "
             "on which the first row is above the second (R8 has one split). Both rows use the "
-            "same LogisticRegression (C=1) and the same uniform weights. Rows of one run share "
+            "same classifier and the same uniform weights. Rows of one run share "
             "each split's biLM, and a shipped model's rows share its weights in every run; a "
             "pair marked † comes from two runs (one joined to the report later), each of which "
             "pretrained its own biLM on every split, so its difference holds the two biLMs' "
