@@ -636,16 +636,16 @@ def test_refitting_a_shared_bilm_in_place_is_seen_by_transform(corpus):
 
 
 def test_bilm_params_with_a_model_name_say_that_bilm_is_a_name(corpus, bilm, tmp_path):
-    # With the default bilm="en-small" they died in scikit-learn: "'str' object has no
+    # With a default bilm name they died in scikit-learn: "'str' object has no
     # attribute 'set_params'".
     X, y = corpus
-    with pytest.raises(ValueError, match=r"bilm='en-small' is a pretrained model's name.*"
+    with pytest.raises(ValueError, match=r"bilm='en-base' is a pretrained model's name.*"
                                          r"bilm__hidden_dim cannot be set"):
         ElmoVectorizer().set_params(bilm__hidden_dim=4)
     search = GridSearchCV(Pipeline([("elmo", ElmoVectorizer()),
                                     ("clf", LogisticRegression())]),
                           {"elmo__bilm__max_len": [16, 64]}, cv=2)
-    with pytest.raises(ValueError, match=r"BiLM.from_pretrained\('en-small'\)"):
+    with pytest.raises(ValueError, match=r"BiLM.from_pretrained\('en-base'\)"):
         search.fit(X[:20], y[:20])
     bilm.save_pretrained(tmp_path / "mine")
     with pytest.raises(ValueError, match="name or path"):

@@ -189,7 +189,7 @@ def test_a_pickle_of_the_0_2_0_default_keeps_its_model_and_features():
              "a terrible , noisy camera that broke within a week"]
     expected = np.load(DATA / "elmo_default_0.2.0_features.npy")
     for loaded in (joblib.load(DATA / "elmo_default_0.2.0.pkl"),
-                   elmofeat.load(DATA / "elmo_default_0.2.0.joblib")):
+                   elmofeat.load(DATA / "elmo_default_0.2.0.skops")):
         assert loaded.get_params()["bilm"] == "en-small"
         assert loaded.bilm_ is _bilm_cache.shared_pretrained("en-small")
         np.testing.assert_allclose(loaded.transform(texts), expected, rtol=1e-5, atol=1e-6)
