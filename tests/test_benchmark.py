@@ -284,6 +284,15 @@ def test_a_stopped_run_resumes_from_its_finished_splits(data_home, tmp_path, mon
     # The kept split is the first run's, timings included.
     assert (again["datasets"]["ag_news"]["splits"][0]["methods"]["svd"]["seconds"]
             == first["datasets"]["ag_news"]["splits"][0]["methods"]["svd"]["seconds"])
+    # Its report says that its wall time covers one split, and gives the time measured
+    # split by split.
+    assert "kept_splits" not in first and again["kept_splits"] == 1
+    text = render_markdown(again, summarize(again), {})
+    assert "1 of its splits were kept from an earlier run" in text
+    measured = sum(row["seconds"] for split in again["datasets"]["ag_news"]["splits"]
+                   for row in split["methods"].values())
+    assert f"took {measured / 60:.1f} min in all, as measured split by split." in text
+    assert "kept from an earlier run" not in render_markdown(first, summarize(first), {})
     # Other settings never reuse a split; without resume nothing is reused either.
     calls.clear()
     run_benchmark(BenchmarkSettings.from_dict({**settings.to_dict(), "seed": 1}), splits_dir=tmp_path,

@@ -203,10 +203,15 @@ def render_markdown(results: dict, summary: dict, figures: dict) -> str:
                    f"(`{added.get('command') or 'elmofeat benchmark'}`, started "
                    f"{added['started']}, {added['wall_seconds'] / 60:.1f} min, elmofeat "
                    f"{added['environment']['elmofeat']}): {joined}.")
-    if added_runs:
+    kept = results.get("kept_splits", 0)
+    if kept:
+        out.append(f"{kept} of its splits were kept from an earlier run with the same "
+                   "settings (`--resume`): its wall time covers the others.")
+    if added_runs or kept:
         minutes = default_run_seconds(results) / 60
         out.append(f"The rows of a default run (`elmofeat benchmark` without `--methods`) and "
-                   f"their biLMs took {minutes:.1f} min in all, as measured in these runs.")
+                   f"their biLMs took {minutes:.1f} min in all, as measured split by split"
+                   + (" in these runs." if added_runs else "."))
     out.append("")
     out.append(
         "Every estimator runs with its library defaults and feeds "
