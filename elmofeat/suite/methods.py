@@ -318,9 +318,9 @@ register_method(MethodSpec("hybrid-search",
                            "hybrid", _hybrid_of("default"), bilm="default", C=10.0,
                            grid=_HYBRID_GRID, cost_per_token=300e-6, default=False))
 # The general English biLM shipped with elmofeat (GENERAL_MODEL): never trained per
-# split. A default run has its default mix only: the other mixes (and above all the MLP
-# mix, 19 of the 117 minutes of the last run with C fixed) made way for the C search and
-# the MiniLM anchor within the suite's 2 hours; --methods general runs them all.
+# split. A default run has its default mix only: the other mixes (the MLP mix above all,
+# the costliest general row of the last run with C fixed) made way for the C search and
+# the MiniLM anchor, toward the suite's 2 hours; --methods general runs them all.
 for _spec in elmo_rows("general", f"ELMo {GENERAL_MODEL}", "general", "general",
                        mix_group=False, default=(DEFAULT_LAYER_MIX,)):
     register_method(_spec)
