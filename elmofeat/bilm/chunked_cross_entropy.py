@@ -23,14 +23,20 @@ from torch.autograd.function import once_differentiable
 
 from .shapes import bucketed_rows, pad_rows
 
-#: Scores held at a time: about 8 MB in float32.
+#: Scores held at a time on a CPU: about 8 MB in float32, below glibc's mmap threshold.
 BLOCK_ELEMENTS = 1 << 21
+#: Scores held at a time on other devices (about 256 MB in float32): their allocators
+#: cache blocks, so small blocks would only multiply kernel launches.
+DEVICE_BLOCK_ELEMENTS = 1 << 26
 
 
-def rows_per_block(n_words: int) -> int:
-    """Rows scored at a time for ``n_words`` columns: a power of two, 16 to 4,096."""
-    rows = max(16, BLOCK_ELEMENTS // max(n_words, 1))
-    return min(4096, 1 << (rows.bit_length() - 1))
+def rows_per_block(n_words: int, device_type: str = "cpu") -> int:
+    """Rows scored at a time for ``n_words`` columns: a power of two, at least 16, at most
+    4,096 on a CPU (bounded oneDNN shapes)."""
+    budget = BLOCK_ELEMENTS if device_type == "cpu" else DEVICE_BLOCK_ELEMENTS
+    rows = max(16, budget // max(n_words, 1))
+    rows = 1 << (rows.bit_length() - 1)
+    return min(4096, rows) if device_type == "cpu" else rows
 
 
 def _blockwise(x, weight, bias, targets, compute_dtype, want=(False, False, False)):
@@ -42,7 +48,7 @@ def _blockwise(x, weight, bias, targets, compute_dtype, want=(False, False, Fals
     """
     n, n_words = len(x), len(weight)
     want_x, want_w, want_b = want[0], want[1], want[2] and bias is not None
-    block = rows_per_block(n_words)
+    block = rows_per_block(n_words, x.device.type)
     w = weight.to(compute_dtype)
     w_t = w.t()
     b = None if bias is None else bias.to(compute_dtype)

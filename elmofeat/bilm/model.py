@@ -47,6 +47,15 @@ def training_block_length(batch: int, hidden_dim: int, length: int) -> int:
     return -(-length // n_blocks)
 
 
+def lstm_call_length(lstm: nn.LSTM, x: torch.Tensor) -> int:
+    """Positions per call of ``lstm`` on ``x`` (batch, time, in): the whole sequence, or
+    :func:`training_block_length`'s blocks when it trains on a CPU (see :func:`_run_lstm`)."""
+    batch, length = x.shape[:2]
+    if lstm.training and torch.is_grad_enabled() and x.device.type == "cpu":
+        return training_block_length(batch, lstm.hidden_size, length)
+    return length
+
+
 def _call_lstm(lstm: nn.LSTM, x: torch.Tensor, state):
     """``lstm(x, state)``, the first projected run of the process without torch's notice."""
     global _notice_passed
@@ -62,14 +71,14 @@ def _call_lstm(lstm: nn.LSTM, x: torch.Tensor, state):
 def _run_lstm(lstm: nn.LSTM, x: torch.Tensor) -> torch.Tensor:
     """``lstm(x)``'s output ``(batch, time, out)`` from a zero state.
 
-    In training the sequence runs in blocks of :func:`training_block_length` positions,
-    each block starting from the last one's state: the same function, with bounded
-    workspaces. Inference runs it whole (it keeps no workspace).
+    In training on a CPU the sequence runs in blocks of :func:`training_block_length`
+    positions, each block starting from the last one's state: the same function, with
+    bounded workspaces. Inference runs it whole (it keeps no workspace), and so does
+    training on other devices: their allocators cache workspaces, and each block would
+    be more kernel launches per step (at batch 512 and width 256 a block is 2 positions).
     """
-    batch, length = x.shape[:2]
-    block = length
-    if lstm.training and torch.is_grad_enabled():
-        block = training_block_length(batch, lstm.hidden_size, length)
+    length = x.shape[1]
+    block = lstm_call_length(lstm, x)
     if block >= length:
         return _call_lstm(lstm, x, None)[0]
     outputs, state = [], None

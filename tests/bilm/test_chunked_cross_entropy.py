@@ -107,3 +107,14 @@ def test_rows_per_block_is_a_bounded_power_of_two():
         rows = rows_per_block(n_words)
         assert 16 <= rows <= 4096 and rows & (rows - 1) == 0
         assert rows == 16 or rows * n_words <= chunked_cross_entropy.BLOCK_ELEMENTS
+
+
+def test_other_devices_score_in_larger_blocks():
+    # A CPU's blocks stay under glibc's mmap threshold; elsewhere the allocator caches
+    # blocks, so they are as large as DEVICE_BLOCK_ELEMENTS allows (fewer launches).
+    for n_words in (40, 1101, 5000, 50_000):
+        rows = rows_per_block(n_words, "cuda")
+        assert rows & (rows - 1) == 0 and rows >= rows_per_block(n_words)
+        assert rows * n_words <= chunked_cross_entropy.DEVICE_BLOCK_ELEMENTS
+        assert 2 * rows * n_words > chunked_cross_entropy.DEVICE_BLOCK_ELEMENTS
+    assert rows_per_block(5000, "cuda") == 8192 and rows_per_block(5000, "cpu") == 256

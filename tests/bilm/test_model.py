@@ -138,3 +138,17 @@ def test_training_block_length_bounds_the_workspace_and_splits_evenly():
         assert n_blocks * block - length < n_blocks  # equal blocks, the last one short by < 1 each
     assert training_block_length(64, 256, 66) == 14  # 5 blocks (at most 16 positions each)
     assert training_block_length(8, 64, 30) == 30  # small enough to run whole
+
+
+def test_only_cpu_training_runs_the_lstm_in_blocks():
+    # The blocks bound oneDNN's workspace on a CPU; a GPU's allocator caches its own, and
+    # blocks there only multiply launches. Meta tensors stand for another device.
+    from elmofeat.bilm.model import lstm_call_length, training_block_length
+
+    lstm = torch.nn.LSTM(256, 256, batch_first=True).train()
+    on_cpu, elsewhere = torch.empty(512, 66, 256), torch.empty(512, 66, 256, device="meta")
+    assert lstm_call_length(lstm, on_cpu) == training_block_length(512, 256, 66) == 2
+    assert lstm_call_length(lstm, elsewhere) == 66
+    with torch.no_grad():
+        assert lstm_call_length(lstm, on_cpu) == 66  # inference keeps no workspace
+    assert lstm_call_length(lstm.eval(), on_cpu) == 66
