@@ -412,6 +412,16 @@ def test_paired_differences_use_the_better_tfidf_row_split_by_split():
     assert "tfidf" not in paired_differences(results)["cr"]
     table = "\n".join(paired_section(results))
     assert "+2.33 ± 2.05 (2/3)" in table
+    assert "minus that of the better TF-IDF row" in table
+
+
+def test_a_run_with_one_tfidf_row_calls_it_the_tfidf_row():
+    from elmofeat.suite.paired import tfidf_reference
+    from elmofeat.suite.report import paired_section
+
+    results = _synthetic({"tfidf": [0.70, 0.80], "general-hybrid": [0.72, 0.80]})
+    assert tfidf_reference(results) == "the TF-IDF row"
+    assert "minus that of the TF-IDF row on the same split" in "\n".join(paired_section(results))
 
 
 def test_a_default_run_counts_only_the_default_rows_and_their_biLMs():
@@ -446,3 +456,22 @@ def test_the_report_comparison_ignores_timings_and_finds_a_changed_result(tmp_pa
     for name, value in (("a.json", run), ("b.json", other)):
         (tmp_path / name).write_text(json.dumps(value))
     assert compare.main([str(tmp_path / "a.json"), str(tmp_path / "b.json")]) == 1
+
+
+def test_the_time_estimate_matches_the_published_run(data_home):
+    # The estimate the suite announces (and its progress bar's weights) against the
+    # seconds the run in docs/report measured: every step's total within a factor of 2,
+    # the whole within 15% (benchmarks/suite_costs.py shows the table).
+    from elmofeat.suite.run import estimate_against_measured
+
+    report = Path(__file__).resolve().parents[1] / "docs" / "report" / "results.json"
+    results = json.loads(report.read_text())
+    rows = estimate_against_measured(results, BenchmarkSettings.from_dict(results["settings"]),
+                                     data_home)
+    assert {r["step"] for r in rows} >= {"tfidf", "bilm-default", f"elmo-{DEFAULT_LAYER_MIX}"}
+    for row in rows:
+        if row["measured_seconds"] > 60:  # below a minute, the constant terms decide
+            assert 0.5 < row["measured_seconds"] / row["estimated_seconds"] < 2, row
+    estimated = sum(r["estimated_seconds"] for r in rows)
+    measured = sum(r["measured_seconds"] for r in rows)
+    assert abs(estimated / measured - 1) < 0.15

@@ -21,8 +21,11 @@ GENERAL_MODEL = "en-base"
 ADAPT_EPOCHS = 1
 
 #: Seconds per training token of one pretraining epoch at the default width (256), on
-#: the reference 2-core machine.
-EPOCH_SECONDS_PER_TOKEN = 95e-6
+#: the reference 2-core machine (Intel, fp32: the run in docs/report,
+#: ``benchmarks/suite_costs.py``).
+EPOCH_SECONDS_PER_TOKEN = 147e-6
+#: The same for one epoch of the general model's adaptation.
+ADAPT_SECONDS_PER_TOKEN = 82e-6
 
 
 @dataclass(frozen=True)
@@ -121,5 +124,5 @@ BILM_SOURCES.register(BiLMSource(
     follows_settings=False, verb="loaded"))
 BILM_SOURCES.register(BiLMSource(
     "adapted", _adapted,
-    lambda settings, n_tokens: EPOCH_SECONDS_PER_TOKEN * n_tokens * ADAPT_EPOCHS + 10,
+    lambda settings, n_tokens: ADAPT_SECONDS_PER_TOKEN * n_tokens * ADAPT_EPOCHS + 10,
     f"{GENERAL_MODEL} adaptation", follows_settings=False, verb="adapted"))

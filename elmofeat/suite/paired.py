@@ -23,6 +23,14 @@ def best_tfidf(dataset: dict) -> str | None:
     return max(means, key=means.get) if means else None
 
 
+def tfidf_reference(results: dict) -> str:
+    """How the docs name the reference row: "the better TF-IDF row" where a run has several
+    TF-IDF rows (C fixed at 1 and at 10), "the TF-IDF row" where it has one."""
+    ran = {m for d in results["datasets"].values() for s in d["splits"] for m in s["methods"]
+           if m in TFIDF_ROWS}
+    return "the better TF-IDF row" if len(ran) > 1 else "the TF-IDF row"
+
+
 def paired_gap(dataset: dict, method: str, against: str) -> dict | None:
     """``method`` minus ``against`` split by split on one task: ``{"mean", "std", "above",
     "splits", "against"}`` (accuracy fractions); None unless every split has both rows."""

@@ -10,7 +10,7 @@ import numpy as np
 from .._files import atomic_path
 from .bilms import BILM_SOURCES
 from .methods import METHODS, default_methods, learned_weight_rows
-from .paired import TFIDF_ROWS, best_tfidf, paired_differences
+from .paired import TFIDF_ROWS, best_tfidf, paired_differences, tfidf_reference
 from .targets import evaluate_targets
 from .tasks import TASKS
 
@@ -173,7 +173,7 @@ def paired_section(results: dict) -> list[str]:
     against = ", ".join(f"{results['datasets'][k]['title']}: "
                         f"{METHODS[best_tfidf(results['datasets'][k])].label}" for k in keys)
     return ["", "### Against TF-IDF, split by split", "",
-            "Accuracy minus that of the better TF-IDF row on the same split, in points: mean "
+            f"Accuracy minus that of {tfidf_reference(results)} on the same split, in points: mean "
             "± std of the paired differences, and (in brackets) the splits on which the row is "
             f"above TF-IDF ({against}). A mean inside its spread is not a win.", "",
             markdown_table(["method", *(results["datasets"][k]["title"] for k in keys)], rows)]

@@ -62,6 +62,28 @@ def _estimate(task: str, split, settings) -> float:
     return seconds
 
 
+def estimate_against_measured(results: dict, settings, data_home=None) -> list[dict]:
+    """Per step (each method, each biLM): the seconds :func:`_estimate` gives it and the
+    seconds ``results`` (a finished run of ``settings``) measured, summed over every
+    split it ran on. Returns ``[{"step", "estimated_seconds", "measured_seconds"}]``."""
+    from ..datasets import get_data_home
+
+    home = get_data_home(data_home)
+    totals: dict[str, list[float]] = {}
+    for key, stored in results["datasets"].items():
+        dataset = load_dataset(key, settings, home)
+        for split, measured in zip(dataset.splits, stored["splits"]):
+            steps = [(f"bilm-{name}", entry["seconds"])
+                     for name, entry in measured.get("bilms", {}).items()]
+            steps += [(name, entry["seconds"]) for name, entry in measured["methods"].items()]
+            for step, seconds in steps:
+                total = totals.setdefault(step, [0.0, 0.0])
+                total[0] += _estimate(step, split, settings)
+                total[1] += seconds
+    return [{"step": step, "estimated_seconds": estimated, "measured_seconds": measured}
+            for step, (estimated, measured) in totals.items()]
+
+
 def _scores(y_true, y_pred, n_classes) -> dict:
     labels = np.arange(n_classes)
     precision, recall, f1, support = precision_recall_fscore_support(
