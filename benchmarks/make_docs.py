@@ -243,9 +243,8 @@ def update_readme():
 
 
 GENERAL_ROWS = ("minilm", "general-concat", "general-frozen", "general-trainable",
-                "general-mlp",
-                "general-adapted", "general-hybrid", "general-hybrid-search", "elmo-concat",
-                "elmo-frozen", "elmo-mlp")
+                "general-mlp", "general-adapted", "general-hybrid", "general-hybrid-search",
+                "elmo-concat", "elmo-frozen", "elmo-mlp")
 
 
 OWN_TEXT_ROWS = ("svd", "skipgram", "glove", "elmo-concat", "elmo-frozen", "elmo-trainable",
