@@ -108,11 +108,11 @@ SECTIONS = [
      "Every suite row ends with `LogisticRegressionCV` choosing C by inner 3-fold CV; its "
      "folds run in worker processes with one BLAS thread each. Timed against the same "
      "search in one process, on en-small's default features."),
-    ("classifier_solvers", "The suite's C search on ELMo features: lbfgs or newton-cholesky",
-     "Why the suite's rows on a biLM pretrained on the split spend far longer in their C "
-     "search than the same mix on the shipped model, and what a second-order solver "
-     "changes: first suite split of each task, en-base's default features and those of a "
-     "biLM pretrained on the split."),
+    ("classifier_solvers", "The suite's C search on ELMo features",
+     "Why the suite's rows on a biLM pretrained on the split spent far longer in their C "
+     "search than the same mix on the shipped model, and what centring the features or a "
+     "second-order solver changes: first suite split of each task, en-base's default "
+     "features and those of a biLM pretrained on the split."),
     ("suite_costs", "The suite's time estimate",
      "The seconds the suite's plan gives each step (its announced estimate and its "
      "progress bar's weights) against a finished run's measured seconds, summed over the "

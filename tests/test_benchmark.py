@@ -475,3 +475,49 @@ def test_the_time_estimate_matches_the_published_run(data_home):
     estimated = sum(r["estimated_seconds"] for r in rows)
     measured = sum(r["measured_seconds"] for r in rows)
     assert abs(estimated / measured - 1) < 0.15
+
+
+def test_dense_features_are_centred_before_the_classifier_and_the_model_is_the_same():
+    # Centring is absorbed by the unpenalised intercept: the same predictions, reached
+    # in fewer iterations when the features share a large offset (as a from-scratch
+    # biLM's do); sparse features pass through untouched.
+    import scipy.sparse as sp
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+
+    from elmofeat.suite.centring import CentreDense
+    from elmofeat.suite.methods import Context, make_model
+
+    model = make_model(METHODS["svd"], Context(seed=0, settings=BenchmarkSettings()))
+    assert isinstance(model[-2], CentreDense)
+    rng = np.random.RandomState(0)
+    X = (rng.randn(400, 30) * np.logspace(-2, 0, 30) + 20).astype(np.float32)
+    y = (X[:, -5:].sum(axis=1) > 100).astype(int)
+    exact = {"C": 10, "solver": "newton-cholesky", "tol": 1e-10}  # the optimum itself
+    plain = LogisticRegression(**exact).fit(X.astype(np.float64), y)
+    centred = make_pipeline(CentreDense(), LogisticRegression(**exact)).fit(X.astype(np.float64), y)
+    np.testing.assert_allclose(centred[0].mean_, X.mean(axis=0), rtol=1e-6)
+    np.testing.assert_allclose(centred.predict_proba(X.astype(np.float64)),
+                               plain.predict_proba(X.astype(np.float64)), atol=1e-6)
+    np.testing.assert_allclose(centred[-1].coef_, plain.coef_, rtol=1e-3, atol=1e-4)
+    quick = [LogisticRegression(C=10, max_iter=5000).fit(f, y).n_iter_[0]
+             for f in (X, X - X.mean(axis=0))]
+    assert quick[1] < quick[0] / 2
+
+    sparse = sp.random(20, 8, density=0.3, format="csr", random_state=0)
+    passthrough = CentreDense().fit(sparse)
+    assert passthrough.mean_ is None and passthrough.transform(sparse) is not None
+    assert (passthrough.transform(sparse) != sparse).nnz == 0
+    with pytest.raises(ValueError, match="fitted on sparse features and given dense"):
+        passthrough.transform(sparse.toarray())
+    assert list(CentreDense().fit(X[:, :2]).get_feature_names_out()) == ["x0", "x1"]
+
+
+def test_centre_dense_passes_scikit_learns_estimator_checks():
+    from sklearn.utils.estimator_checks import check_estimator
+
+    from elmofeat.suite.centring import CentreDense
+
+    failed = [r["check_name"] for r in check_estimator(CentreDense(), on_fail=None)
+              if r["status"] == "failed"]
+    assert failed == []

@@ -88,6 +88,22 @@ def test_mlp_alignment_is_identity_for_an_untrained_mix():
                                mix.pool(layers, offsets, "mean"), atol=1e-4)
 
 
+def test_a_fit_may_mix_a_chunk_in_one_product_for_its_own_least_squares():
+    # batch_invariant=False (what fit_mlp's alignment uses): one product for every token,
+    # the same features up to float rounding; the default keeps one product per document.
+    rng = np.random.RandomState(0)
+    layers = rng.randn(300, 3, 64).astype(np.float32)
+    offsets = np.array([0, 1, 7, 40, 41, 120, 300])
+    mix = ReluMix(rng.randn(192, 32).astype(np.float32), rng.randn(32).astype(np.float32))
+    for pooling in ("mean", "max", "meanmax"):
+        alone = mix.pool(layers, offsets, pooling)
+        together = mix.pool(layers, offsets, pooling, batch_invariant=False)
+        np.testing.assert_allclose(together, alone, rtol=1e-5, atol=1e-5)
+        # a document's default features are those it has alone
+        np.testing.assert_array_equal(mix.pool(layers[40:41], np.array([0, 1]), pooling)[0],
+                                      alone[3])
+
+
 def test_mix_modules_divide_each_layer_by_its_scale():
     scales = np.array([0.5, 2.0, 4.0], np.float32)
     layers = torch.randn(6, 3, 4)

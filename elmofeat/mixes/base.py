@@ -181,7 +181,8 @@ class FittedMix:
         """Mix token representations ``(n_tokens, n_layers, dim) -> (n_tokens, n_features)``."""
         raise NotImplementedError
 
-    def pool(self, layers: np.ndarray, offsets: np.ndarray, pooling: str) -> np.ndarray:
+    def pool(self, layers: np.ndarray, offsets: np.ndarray, pooling: str,
+             batch_invariant: bool = True) -> np.ndarray:
         """Document features: mix every token, then pool per document.
 
         Parameters
@@ -190,9 +191,14 @@ class FittedMix:
         offsets : ndarray (n_documents + 1,)
             Document ``i`` owns ``layers[offsets[i]:offsets[i + 1]]``.
         pooling : {"mean", "max", "meanmax"}
+        batch_invariant : bool, default=True
+            False: every token mixed in one product, each document's features then
+            depending on the others' in their last bits. Only for what a fit computes for
+            itself (an alignment's least squares), never for features it returns: the
+            product is far faster than one per document.
         """
         with one_blas_thread():
-            if self.rowwise:
+            if self.rowwise or not batch_invariant:
                 mixed = self.apply(layers[offsets[0] : offsets[-1]])
             else:
                 mixed = np.concatenate(
@@ -233,17 +239,18 @@ class FittedMix:
         with one_blas_thread():
             return self._after_pooling(pooled[None, :], np.array([0, n_tokens]))[0]
 
-    def features(self, data: MixData, docs, pooling: str, chunk: int = 1024) -> np.ndarray:
+    def features(self, data: MixData, docs, pooling: str, chunk: int = 1024,
+                 batch_invariant: bool = True) -> np.ndarray:
         """Document features of the documents ``docs`` (indices) of ``data``: from the
         pooled layers where ``data`` has them (a mix that commutes with mean pooling),
         else mixed and pooled a chunk of documents at a time, so that their token rows
-        are never all copied at once."""
+        are never all copied at once (``batch_invariant``: see :meth:`pool`)."""
         docs = np.asarray(docs, dtype=np.int64)
         if data.pooled_layers is not None:
             with one_blas_thread():
                 return self.apply(data.pooled_layers[docs])
         parts = [self.pool(*select_documents(data.layers, data.offsets, docs[i : i + chunk]),
-                           pooling)
+                           pooling, batch_invariant)
                  for i in range(0, len(docs), chunk)]
         return np.concatenate(parts) if parts else np.zeros((0, 0), np.float32)
 
@@ -256,7 +263,7 @@ class LinearInLayers(FittedMix):
     concatenation): mixing then mean pooling equals pooling every layer then mixing, so
     with mean pooling it mixes the (far fewer) pooled vectors; the result is the same."""
 
-    def pool(self, layers, offsets, pooling):
+    def pool(self, layers, offsets, pooling, batch_invariant=True):
         if pooling == "mean":
             return self.apply(pool_layers(layers, offsets))
-        return super().pool(layers, offsets, pooling)
+        return super().pool(layers, offsets, pooling, batch_invariant)
