@@ -32,17 +32,18 @@ def licence_of(path: Path, table) -> str:
     raise ValueError(f"{path.name} has no row in SOURCES.md")
 
 
-def paired_cell(row: dict, other: dict, task: str) -> str:
+def paired_cell(row: dict, other: dict, task: str, ddof: int = 1) -> str:
     """``row`` minus ``other`` on the same splits of ``task``, in points: the mean, and
-    with several splits ± the std of the differences and the splits ``row`` is above on.
-    Rows are :mod:`general_recipe`'s (``row["scores"][task]["splits"]``)."""
+    with several splits ± the std of the differences (``ddof``: 1, the sample std of
+    :mod:`general_recipe`'s tables; 0, the suite report's) and the splits ``row`` is
+    above on. Rows are :mod:`general_recipe`'s (``row["scores"][task]["splits"]``)."""
     import numpy as np
 
     mine, theirs = row["scores"][task]["splits"], other["scores"][task]["splits"]
     differences = 100 * (np.asarray(mine) - np.asarray(theirs))
     if len(differences) == 1:
         return f"{differences[0]:+.2f}"
-    return (f"{differences.mean():+.2f} ± {differences.std(ddof=1):.2f}, "
+    return (f"{differences.mean():+.2f} ± {differences.std(ddof=ddof):.2f}, "
             f"{int((differences > 0).sum())}/{len(differences)}")
 
 

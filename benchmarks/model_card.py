@@ -77,7 +77,7 @@ def suite_section(path: Path, history: list, name: str) -> str:
 
     score_rows = [[label, *(cell(row, t) for t in tasks)] for label, row in rows.values()]
     paired_rows = [[f"{rows[key][0]} minus {rows[other][0]}",
-                    *(paired_cell(rows[key][1], rows[other][1], t)
+                    *(paired_cell(rows[key][1], rows[other][1], t, ddof=0)
                       if t in rows[key][1]["scores"] and t in rows[other][1]["scores"] else ""
                       for t in tasks)]
                    for key in SUITE_ROWS if key in rows
@@ -96,8 +96,8 @@ by inner 3-fold cross-validation). Mean accuracy ± std over the splits:
 {markdown_table(["row", *titles], score_rows)}
 
 The same splits, paired: the difference in accuracy split by split, in points, mean ±
-std and the splits on which the first row is above. A mean inside its spread is not a
-win.
+std (over the splits, as the suite's report gives it) and the splits on which the first
+row is above. A mean inside its spread is not a win.
 
 {markdown_table(["rows", *titles], paired_rows)}
 """

@@ -75,6 +75,8 @@ def test_a_suite_run_becomes_rows_the_card_can_pair(card):
     assert row["scores"]["cr"] == {"mean": pytest.approx(0.76), "std": pytest.approx(0.02),
                                    "splits": [0.78, 0.74]}
     assert card.paired_cell(row, card.suite_row(results, "tfidf"), "cr") == "+1.00 ± 4.24, 1/2"
+    # the card's suite section: the std as the suite's report computes it (over the splits)
+    assert card.paired_cell(row, card.suite_row(results, "tfidf"), "cr", ddof=0) == "+1.00 ± 3.00, 1/2"
     assert card.paired_cell(row, card.suite_row(results, "tfidf"), "r8") == "+1.00"
     assert card.suite_row(results, "minilm") is None  # a row the run skipped
     # a task where one split lacks the row is left out, not averaged over fewer splits
