@@ -44,14 +44,15 @@ def main():
             f"{total_measured / total_estimated:.2f}"]])
     run_env = results["environment"]
     machine = f"{run_env.get('cpus', '?')} CPUs, {run_env.get('platform', '')}"
+    report = Path(args.report).resolve()
+    where = report.relative_to(ROOT) if report.is_relative_to(ROOT) else report
     markdown = (
         "### The suite's time estimate against a finished run\n\n"
-        f"The run: `{results.get('command', 'elmofeat benchmark')}` in "
-        f"`{Path(args.report).resolve().relative_to(ROOT) if Path(args.report).resolve().is_relative_to(ROOT) else args.report}`"
-        f" ({machine}). Estimated: the seconds `elmofeat.suite.run` gives each step now "
-        "(the progress bar's weights), summed over the splits; measured: the seconds the "
-        "run recorded for it.\n\n" + table + "\n")
-    write_results("suite_costs", {"report": str(args.report), "rows": rows,
+        f"The run: `{results.get('command', 'elmofeat benchmark')}` in `{where}` "
+        f"({machine}). Estimated: the seconds `elmofeat.suite.run` gives each step now (the "
+        "progress bar's weights), summed over the splits; measured: the seconds the run "
+        "recorded for it.\n\n" + table + "\n")
+    write_results("suite_costs", {"report": str(where), "rows": rows,
                                   "estimated_seconds": total_estimated,
                                   "measured_seconds": total_measured}, markdown)
 

@@ -30,7 +30,8 @@ class CentreDense(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
 
     def fit(self, X, y=None):
         X = validate_data(self, X, accept_sparse=True, dtype=(np.float64, np.float32))
-        self.mean_ = None if sp.issparse(X) else X.mean(axis=0, dtype=np.float64).astype(X.dtype)
+        self.mean_ = (None if sp.issparse(X)
+                      else X.mean(axis=0, dtype=np.float64).astype(X.dtype))
         return self
 
     def transform(self, X):
@@ -38,8 +39,9 @@ class CentreDense(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         X = validate_data(self, X, accept_sparse=True, dtype=(np.float64, np.float32),
                           reset=False)
         if sp.issparse(X) != (self.mean_ is None):
-            raise ValueError(f"CentreDense was fitted on {'sparse' if self.mean_ is None else 'dense'}"
-                             f" features and given {'sparse' if sp.issparse(X) else 'dense'} ones")
+            fitted = "sparse" if self.mean_ is None else "dense"
+            given = "sparse" if sp.issparse(X) else "dense"
+            raise ValueError(f"CentreDense was fitted on {fitted} features and given {given} ones")
         return X if self.mean_ is None else X - self.mean_
 
     def __sklearn_tags__(self):
