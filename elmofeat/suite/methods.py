@@ -259,7 +259,8 @@ def _hybrid_of(which):
 # pretrained on the split: the classifier's C search takes far longer on the latter
 # (lbfgs needed 1,315 iterations at C=10 on MPQA's concatenated features, against 130 on
 # en-base's). Calibrated on the run in docs/report (Intel, 2 cores, fp32;
-# benchmarks/suite_costs.py).
+# benchmarks/suite_costs.py), which predates CentreDense: that run's C searches were on
+# uncentred features, so these costs overstate the next run's until calibrated on it.
 _MIX_COST = {"trainable": 60e-6, "frozen": 30e-6, "concat": 30e-6, "mlp": 260e-6}
 _OWN_TEXTS_MIX_COST = {"trainable": 52e-6, "frozen": 150e-6, "concat": 350e-6, "mlp": 410e-6}
 # The ELMo block's weight in make_hybrid, 0 (TF-IDF alone) among the candidates: the

@@ -173,8 +173,8 @@ def paired_section(results: dict) -> list[str]:
     against = ", ".join(f"{results['datasets'][k]['title']}: "
                         f"{METHODS[best_tfidf(results['datasets'][k])].label}" for k in keys)
     return ["", "### Against TF-IDF, split by split", "",
-            f"Accuracy minus that of {tfidf_reference(results)} on the same split, in points: mean "
-            "± std of the paired differences, and (in brackets) the splits on which the row is "
+            f"Accuracy minus that of {tfidf_reference(results)} on the same split, in points: "
+            "mean ± std of the paired differences, and (in brackets) the splits on which the row is "
             f"above TF-IDF ({against}). A mean inside its spread is not a win.", "",
             markdown_table(["method", *(results["datasets"][k]["title"] for k in keys)], rows)]
 
