@@ -52,13 +52,17 @@ def _estimate(task: str, split, settings) -> float:
     method = METHODS[task]
     if method.bilm is None:
         return method.cost_per_token * (train + test) + 0.5
-    width = width_factor(settings) if BILM_SOURCES[method.bilm].follows_settings else 1.0
+    source = BILM_SOURCES[method.bilm]
+    width = width_factor(settings) if source.follows_settings else 1.0
     seconds = method.cost_per_token * (train + test) + 2
     if method.mix is not None and get_mix(method.mix).needs_labels:
         seconds *= width * settings.mix_params().get("mix_epochs", 10) / 5
     first = next(m for m in settings.methods if METHODS[m].bilm == method.bilm)
     if task == first:
-        seconds += _REPRESENTATION_SECONDS_PER_TOKEN * width * (train + test)
+        per_token = source.representation_seconds
+        if per_token is None:
+            per_token = _REPRESENTATION_SECONDS_PER_TOKEN * width
+        seconds += per_token * (train + test)
     return seconds
 
 
