@@ -1,8 +1,10 @@
 """The biLM training step against the machine's matmul peak, part by part.
 
-The default BiLM (256/256, adaptive softmax) is pretrained one epoch on AG News (so
-its weights and the softmax's cluster sizes are those of a real run); then the same
-sample of training batches goes through:
+For each model named by ``--models``: ``default``, the default BiLM (256/256, adaptive
+softmax) pretrained one epoch on AG News (so that its weights and the softmax's cluster
+sizes are those of a real run), or a registered pretrained model (``en-base``), whose
+steps on AG News are those of its adaptation. The same sample of training batches goes
+through:
 
 * the whole step, exactly as the engine runs it (autocast forward, backward, gradient
   clipping, fused AdamW), timed;
@@ -21,9 +23,9 @@ when the token layer does not learn), divided by the measured peak of a 2048 x
 The other parts move memory rather than multiply: their share of the
 step's time is what counts.
 
-Writes benchmarks/results/bilm_step_profile.{json,md}.
+Writes benchmarks/results/bilm_step_profile.{json,md} (one section per model).
 Run: python benchmarks/bilm_step_profile.py [--batches 60] [--precision bf16|fp32]
-     [--data-home DIR]
+     [--models default en-base] [--data-home DIR]
 """
 
 from __future__ import annotations
@@ -136,19 +138,23 @@ def _inside_blockwise_softmax(event) -> bool:
     return False
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--batches", type=int, default=60)
-    parser.add_argument("--precision", choices=["bf16", "fp32"], default="bf16")
-    parser.add_argument("--data-home", default=None)
-    args = parser.parse_args()
+def model_for(name: str, texts, precision: str):
+    """``(bilm, description)``: the default BiLM pretrained one epoch on ``texts``, or a
+    registered pretrained model as it ships."""
+    if name == "default":
+        bilm = BiLM(max_epochs=1, validation_fraction=0.0, random_state=0,
+                    precision=precision).fit(texts)
+        return bilm, "Default BiLM"
+    return BiLM.from_pretrained(name), f"`{name}` (its adaptation's steps)"
+
+
+def profile(name: str, texts, args) -> tuple[dict, str]:
+    """One model's step against the peak: ``(payload, markdown section)``."""
     bf16 = args.precision == "bf16"
     dtype = torch.bfloat16 if bf16 else torch.float32
     peak_before = matmul_peak(dtype)
 
-    texts = load_ag_news(args.data_home, subset="test").data
-    bilm = BiLM(max_epochs=1, validation_fraction=0.0, random_state=0,
-                precision=args.precision).fit(texts)
+    bilm, described = model_for(name, texts, args.precision)
     lm = bilm.language_model_.train()
     encoder, adaptive = lm.encoder, lm.softmax.adaptive
     windows = bilm._windows(bilm.tokenize(texts))
@@ -200,8 +206,8 @@ def main():
         part_seconds["LSTM forward"] + part_seconds["LSTM backward"]) / peak
     lstm_time = (part_seconds["LSTM forward"] + part_seconds["LSTM backward"]) / profiled_seconds
     markdown = (
-        f"### biLM training step against the {args.precision} matmul peak\n\n"
-        f"Default BiLM (256/256, adaptive softmax, word embedding "
+        f"### {described}: training step against the {args.precision} matmul peak\n\n"
+        f"{described} ({d}/{h}, adaptive softmax, word embedding "
         f"{'learning' if token_layer_learns else 'frozen'}), {args.precision}, {len(batches)} training "
         f"batches of AG News ({targets:,} LM targets), {torch.get_num_threads()} threads; "
         f"matmul peak {peak / 1e9:.0f} GFLOP/s (2048 x 2048, the faster of torch's BLAS and "
@@ -226,14 +232,31 @@ def main():
            "The step's LSTM runs below the bare kernel.")
         + "\n"
     )
-    write_results("bilm_step_profile", {
-        "precision": args.precision, "batches": len(batches), "targets": targets,
-        "peak_flops": peak, "step_seconds": step_seconds, "step_passes": passes,
-        "profiled_seconds": profiled_seconds,
+    return {
+        "dims": [d, h], "precision": args.precision, "batches": len(batches),
+        "targets": targets, "peak_flops": peak, "step_seconds": step_seconds,
+        "step_passes": passes, "profiled_seconds": profiled_seconds,
         "part_seconds": part_seconds, "flops": flops, "fraction_of_peak": share,
         "lstm_fraction_of_peak": lstm_share,
         "bare_lstm_flops": bare, "bare_lstm_fraction_of_peak": bare / peak,
-    }, markdown)
+    }, markdown
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--batches", type=int, default=60)
+    parser.add_argument("--precision", choices=["bf16", "fp32"], default="bf16")
+    parser.add_argument("--models", nargs="+", default=["default", "en-base"],
+                        help="default (the default BiLM, pretrained here) and/or registered "
+                        "pretrained models")
+    parser.add_argument("--data-home", default=None)
+    args = parser.parse_args()
+    texts = load_ag_news(args.data_home, subset="test").data
+    runs, sections = {}, []
+    for name in args.models:
+        runs[name], section = profile(name, texts, args)
+        sections.append(section)
+    write_results("bilm_step_profile", {"runs": runs}, "\n".join(sections))
 
 
 if __name__ == "__main__":

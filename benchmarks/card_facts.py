@@ -1,13 +1,16 @@
 """What a model card and the recipe's table read from the data and the results: each
-training file's licence (the data's SOURCES.md) and paired differences between rows.
+training file's licence (the data's SOURCES.md), paired differences between rows, and
+the training's speed.
 
 Plain Python, no torch: tests import it directly (``_common`` must come before torch).
 """
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
+from textwrap import fill
 
 
 def sources_table(home: Path) -> list[tuple[re.Pattern, str]]:
@@ -70,3 +73,22 @@ def suite_general_model_is(results: dict, history: list) -> bool:
     splits = [s for d in results["datasets"].values() for s in d["splits"]]
     return bool(splits) and all(s.get("bilms", {}).get("general", {}).get("history") == history
                                 for s in splits)
+
+
+def training_speed(history, name: str, profile: Path) -> str:
+    """The pretraining's speed (its history) and, where ``bilm_step_profile.py`` measured
+    this model's training step (``profile``), the step's share of the host's matmul peak."""
+    seconds = sum(h["seconds"] for h in history)
+    targets = sum(h["tokens_per_second"] * h["seconds"] for h in history)
+    text = fill(f"The pretraining read {targets / seconds:,.0f} LM targets a second (both "
+                "directions), over the whole run.", width=88)
+    run = json.loads(profile.read_text()).get("runs", {}).get(name) if profile.is_file() else None
+    if run:
+        text += "\n\n" + fill(
+            "Its training step on this host, measured apart (`benchmarks/bilm_step_profile.py`, "
+            f"{run['precision']}, batches of AG News), reaches {run['fraction_of_peak']:.0%} of "
+            "the host's measured matmul peak "
+            f"({run['targets'] / run['step_seconds']:,.0f} targets a second): at this width the "
+            "softmax and the optimizer, which do little matmul work, take much of the step (the "
+            "benchmark gives each part).", width=88)
+    return "\n" + text

@@ -28,7 +28,8 @@ from pathlib import Path
 
 # first: the command's process settings (_common) apply before torch loads
 from _common import RESULTS, environment, markdown_table, write_text_atomically
-from card_facts import licence_of, paired_cell, sources_table, suite_general_model_is, suite_row
+from card_facts import (licence_of, paired_cell, sources_table, suite_general_model_is, suite_row,
+                        training_speed)
 
 from elmofeat import BiLM
 from elmofeat.bilm.corpus import TextFiles
@@ -195,6 +196,7 @@ inside its spread is not a win.
 {markdown_table(["rows", *TASKS], paired_rows)}
 {suite_section(args.suite, history, name) if args.suite else ""}
 ## How it was made
+{training_speed(history, name, RESULTS / "bilm_step_profile.json")}
 
 ```bash
 elmofeat pretrain --recipe {name} --data-home DATA --pretrained -o FOLDER \\

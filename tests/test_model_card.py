@@ -2,6 +2,7 @@
 and paired differences between rows."""
 
 import importlib.util
+import json
 from pathlib import Path
 
 import pytest
@@ -86,3 +87,18 @@ def test_a_suite_run_becomes_rows_the_card_can_pair(card):
     assert not card.suite_general_model_is(results, [{"epoch": 1, "training_tokens": 99}])
     results["datasets"]["r8"]["splits"][0]["bilms"] = {}
     assert not card.suite_general_model_is(results, history)
+
+
+def test_the_training_speed_comes_from_the_history_and_the_step_profile(card, tmp_path):
+    history = [{"seconds": 10.0, "tokens_per_second": 100.0},
+               {"seconds": 30.0, "tokens_per_second": 300.0}]
+    profile = tmp_path / "bilm_step_profile.json"
+    # without a profile of this model: the pretraining's speed only (10,000 targets in 40 s)
+    assert card.training_speed(history, "en-base", profile).split() == (
+        "The pretraining read 250 LM targets a second (both directions), over the whole "
+        "run.").split()
+    profile.write_text(json.dumps({"runs": {"other": {}, "en-base": {
+        "precision": "fp32", "fraction_of_peak": 0.3012, "targets": 1000, "step_seconds": 4.0}}}))
+    text = " ".join(card.training_speed(history, "en-base", profile).split())
+    assert "bilm_step_profile.py`, fp32," in text
+    assert "reaches 30% of the host's measured matmul peak (250 targets a second)" in text
