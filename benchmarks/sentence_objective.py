@@ -9,7 +9,8 @@ file; a pair may straddle two conversations where one ends), with an in-batch
 contrastive loss (InfoNCE, both directions, temperature ``--temperature``) on what
 ``ElmoVectorizer``'s default features are made of: each layer mean-pooled over the
 turn's tokens and divided by its spread, the three side by side, L2-normalised. The
-token layer stays as it was (frozen GloVe); the LSTM layers learn. Then the features of
+token layer's frozen vectors stay as they were; every parameter the pretraining trained
+learns (the LSTM layers, and a projection of the vectors where the model has one). Then the features of
 the trained biLM are scored exactly as ``general_recipe.py`` scores a candidate, and the
 row is added to benchmarks/results/general_recipe.{json,md} as ``<model>+pairs`` (or
 ``--name``).
@@ -115,6 +116,11 @@ def train(bilm, first, second, args) -> dict:
             "first_loss": float(np.mean(losses[:20])), "last_loss": float(np.mean(losses[-20:]))}
 
 
+def training_settings(args) -> dict:
+    return {"batch": args.batch, "learning_rate": args.learning_rate,
+            "temperature": args.temperature, "every": args.every, "seed": args.seed}
+
+
 def device_name(device) -> str:
     if device.type == "cuda":
         return torch.cuda.get_device_name(device)
@@ -138,8 +144,8 @@ def score(name: str, bilm, facts: dict, args, home: Path) -> None:
         config={"corpus": base_config.get("corpus", "") if isinstance(base_config, dict) else "",
                 "from": args.model,
                 "objective": "dialogue next-turn InfoNCE on the pooled default features",
-                "batch": args.batch, "learning_rate": args.learning_rate,
-                "temperature": args.temperature, "every": args.every},
+                # the training stage's settings (a score stage's own flags may differ)
+                **facts.get("settings", training_settings(args))},
         note=f"{args.model} + {facts['pairs']:,} dialogue pairs ({facts['epochs']:.2f} passes "
              f"over {facts['distinct_pairs']:,}; {facts['minutes']:.1f} min on "
              f"{facts['device_name']}), loss {facts['first_loss']:.2f} -> {facts['last_loss']:.2f}",
@@ -178,7 +184,7 @@ def main():
     bilm = load_base(args.model, work, args.device)
     first, second = dialogue_pairs(home, bilm, args.every, args.seed)
     print(f"{len(first):,} pairs", flush=True)
-    facts = train(bilm, first, second, args)
+    facts = {**train(bilm, first, second, args), "settings": training_settings(args)}
     print(facts, flush=True)
     if args.no_score:
         return
