@@ -438,8 +438,31 @@ def write(rows: dict, heldout_words: int) -> None:
             "accuracy split by split, in points, mean ± std and the splits on which the row "
             "is above (AG News and R8: one split each). A mean inside its spread is not a "
             "win.\n\n" + markdown_table(["rows", *TASKS], paired) + "\n")
+    markdown += equal_size_table(rows)
     write_results("general_recipe", {"rows": rows, "penalties": list(PENALTIES),
                                      "heldout_words": heldout_words}, markdown)
+
+
+#: The candidate that the others of its size change one thing of (corpus, token layer,
+#: width, vocabulary).
+EQUAL_SIZE_BASELINE = "modern-3m"
+
+
+def equal_size_table(rows: dict) -> str:
+    """Each scored candidate of the baseline's size minus the baseline, paired ("" until
+    one is scored): what one change does at equal words read."""
+    base = CANDIDATES[EQUAL_SIZE_BASELINE]
+    names = [n for n in rows if n in CANDIDATES and n != EQUAL_SIZE_BASELINE
+             and CANDIDATES[n].words == base.words]
+    if EQUAL_SIZE_BASELINE not in rows or not names:
+        return ""
+    paired = [[f"{n} minus {EQUAL_SIZE_BASELINE}",
+               *(paired_cell(rows[n], rows[EQUAL_SIZE_BASELINE], t) for t in TASKS)]
+              for n in names]
+    return (f"\nEach candidate of {EQUAL_SIZE_BASELINE}'s size ({base.words:,} words) minus "
+            f"{EQUAL_SIZE_BASELINE}, paired as above: one change of corpus, token layer, "
+            "width or vocabulary at equal words read.\n\n"
+            + markdown_table(["rows", *TASKS], paired) + "\n")
 
 
 def main():
