@@ -438,7 +438,7 @@ def write(rows: dict, heldout_words: int) -> None:
             "accuracy split by split, in points, mean ± std and the splits on which the row "
             "is above (AG News and R8: one split each). A mean inside its spread is not a "
             "win.\n\n" + markdown_table(["rows", *TASKS], paired) + "\n")
-    markdown += equal_size_table(rows)
+    markdown += equal_size_table(rows) + default_variants_table(rows)
     write_results("general_recipe", {"rows": rows, "penalties": list(PENALTIES),
                                      "heldout_words": heldout_words}, markdown)
 
@@ -446,23 +446,42 @@ def write(rows: dict, heldout_words: int) -> None:
 #: The candidate that the others of its size change one thing of (corpus, token layer,
 #: width, vocabulary).
 EQUAL_SIZE_BASELINE = "modern-3m"
+#: The shipped default: rows named after it (``en-base+adapt3``, ``en-base-glove100``)
+#: are its weights adapted or changed, or its recipe with one change.
+DEFAULT_MODEL = "en-base"
+
+
+def paired_table(rows: dict, names: list, base: str, caption: str) -> str:
+    """Each of ``names`` minus ``base``, paired split by split ("" when either is
+    missing)."""
+    if base not in rows or not names:
+        return ""
+    paired = [[f"{n} minus {base}", *(paired_cell(rows[n], rows[base], t) for t in TASKS)]
+              for n in names]
+    return f"\n{caption}\n\n" + markdown_table(["rows", *TASKS], paired) + "\n"
 
 
 def equal_size_table(rows: dict) -> str:
-    """Each scored candidate of the baseline's size minus the baseline, paired ("" until
-    one is scored): what one change does at equal words read."""
+    """Each scored candidate of the baseline's size minus the baseline, paired: what one
+    change does at equal words read."""
     base = CANDIDATES[EQUAL_SIZE_BASELINE]
     names = [n for n in rows if n in CANDIDATES and n != EQUAL_SIZE_BASELINE
              and CANDIDATES[n].words == base.words]
-    if EQUAL_SIZE_BASELINE not in rows or not names:
-        return ""
-    paired = [[f"{n} minus {EQUAL_SIZE_BASELINE}",
-               *(paired_cell(rows[n], rows[EQUAL_SIZE_BASELINE], t) for t in TASKS)]
-              for n in names]
-    return (f"\nEach candidate of {EQUAL_SIZE_BASELINE}'s size ({base.words:,} words) minus "
-            f"{EQUAL_SIZE_BASELINE}, paired as above: one change of corpus, token layer, "
-            "width or vocabulary at equal words read.\n\n"
-            + markdown_table(["rows", *TASKS], paired) + "\n")
+    return paired_table(rows, names, EQUAL_SIZE_BASELINE,
+                        f"Each candidate of {EQUAL_SIZE_BASELINE}'s size ({base.words:,} words) "
+                        f"minus {EQUAL_SIZE_BASELINE}, paired as above: one change of corpus, "
+                        "token layer, width or vocabulary at equal words read.")
+
+
+def default_variants_table(rows: dict) -> str:
+    """Each row built on the shipped default (its weights adapted or trained further, or
+    its recipe with one change) minus the default, paired."""
+    names = [n for n in rows if n != DEFAULT_MODEL and n.startswith(DEFAULT_MODEL)
+             and n[len(DEFAULT_MODEL)] in "+-"]
+    return paired_table(rows, names, DEFAULT_MODEL,
+                        f"Each row built on {DEFAULT_MODEL} (its weights adapted to the task's "
+                        "texts or trained further, or its recipe with one change) minus "
+                        f"{DEFAULT_MODEL}, paired as above.")
 
 
 def main():
