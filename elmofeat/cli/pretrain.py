@@ -98,14 +98,16 @@ def run(args) -> int:
     check(args.output, args.input, "the model")
     if args.checkpoint_dir:
         check_output_folder(args.checkpoint_dir, args.input, "checkpoints")
-    texts, described = _texts(args)
     params = dict(RECIPES[args.recipe].params(args.data_home)) if args.recipe else {}
     for option, param in _OPTIONS.items():
         if getattr(args, option) is not None:
             params[param] = getattr(args, option)
+    if args.recipe and args.glove is None:  # the recipe's own files: say how to make one
+        RECIPES[args.recipe].check_files(params)
     vectors = params.get("pretrained_vectors")
     if isinstance(vectors, (str, Path)) and not Path(vectors).is_file():
         raise FileNotFoundError(f"--glove: no such file: {vectors}")
+    texts, described = _texts(args)
     if args.seed is not None or "random_state" not in params:
         params["random_state"] = 0 if args.seed is None else args.seed
     bilm = BiLM(**params, checkpoint_dir=args.checkpoint_dir,
