@@ -446,7 +446,8 @@ def write(rows: dict, heldout_words: int) -> None:
 #: The candidate that the others of its size change one thing of (corpus, token layer,
 #: width, vocabulary).
 EQUAL_SIZE_BASELINE = "modern-3m"
-#: The shipped default: rows named after it (``en-base+adapt3``, ``en-base-glove100``)
+#: The row of the default's first build (GloVe 6B 50d; the shipped en-base is the row
+#: ``en-base-glove100``): rows named after it (``en-base+adapt3``, ``en-base-glove100``)
 #: are its weights adapted or changed, or its recipe with one change.
 DEFAULT_MODEL = "en-base"
 

@@ -147,8 +147,8 @@ def main():
                     licence_of(f, table)] for f in files]
 
     ppl_rows = []
-    for key, label in [(row, name), *((k, references[k].removesuffix(" + LR"))
-                                      for k in references if k in (name, "en-small"))]:
+    beside = [k for k in ("en-small", name) if k in references]  # name: an earlier build
+    for key, label in [(row, name), *((k, references[k].removesuffix(" + LR")) for k in beside)]:
         ppl = rows[key].get("heldout_perplexity", {})
         ppl_rows.append([label, *(f"{ppl[h]:.1f}" if h in ppl else "" for h in HELDOUT)])
     # files the staged data lacks (GloVe 6B 100d), written first where the recipe reads them
