@@ -61,7 +61,7 @@ def test_vectors_shared_by_the_process_are_read_only(tmp_path):
     _glove(tmp_path / "g.txt", ["cat", "dog"])
     a = WordVectorsVectorizer(str(tmp_path / "g.txt")).fit(["x"])
     b = WordVectorsVectorizer(str(tmp_path / "g.txt")).fit(["x"])
-    assert a.keyed_vectors_ is b.keyed_vectors_
+    assert a.keyed_vectors_.vectors is b.keyed_vectors_.vectors  # one array, two views
     before = b.transform(["cat"])
     with pytest.raises(ValueError, match="read-only"):
         a.keyed_vectors_.vectors[0] = 0  # would change b's features too

@@ -27,6 +27,7 @@ from .model import LanguageModel, build_language_model
 from . import sharing, training_data
 from .softmax import SOFTMAX_KINDS
 from .train import Pretrainer, TrainConfig
+from ..runtime.torch_helpers import weights_stamp
 
 TOKEN_LAYERS = ("word", "char")
 TOKEN_INITS = ("svd", "random")
@@ -487,6 +488,13 @@ class BiLM(EmbeddingMixin, PersistenceMixin, TextEstimatorMixin, BaseEstimator):
             sharing.check_writable(self, "set_params")
         return super().set_params(**params)
 
+    def __setattr__(self, name, value):
+        # A shared biLM is read-only by every route, plain attribute writes included
+        # (its private caches, named with a leading underscore, are not its state).
+        if not name.startswith("_") and sharing.is_shared(self):
+            sharing.check_writable(self, f"setting {name}")
+        super().__setattr__(name, value)
+
     def _fit(self, X, threads):
         random_state = check_random_state(self.random_state)
         seed = int(random_state.randint(2**31 - 1))
@@ -541,30 +549,39 @@ class BiLM(EmbeddingMixin, PersistenceMixin, TextEstimatorMixin, BaseEstimator):
             record["training_tokens"] = int(data.train.n_tokens)
         self.history_ = history + records
         self.language_model_ = lm.eval()
-        self._weights_key_ = None  # new weights: layers cached for the old ones are stale
 
     # ------------------------------------------- the seam ElmoVectorizer builds on
     # Public so that the vectorizer, its caches and parallel workers use no private
     # method of the biLM: naming, copying and moving a fitted biLM.
     def weights_key(self) -> str:
-        """Names the current weights (their SHA-256, computed once per fit or load), so
-        that a biLM fitted again in place never gets the layers of its old weights back."""
-        key = getattr(self, "_weights_key_", None)
-        if key is None:
-            from .io import weights_digest
+        """Names the current weights (their SHA-256), so that a biLM fitted again, or
+        changed in place (``load_state_dict``, an optimizer's step, an edit under
+        ``torch.no_grad()``, ``.half()``), never gets the layers of its old weights back.
 
-            key = self._weights_key_ = weights_digest(self)
-        return key
+        The digest is computed again only when a tensor's version counter, identity,
+        storage or dtype moved since the last call (checked in microseconds)."""
+        from .io import weights_digest
+
+        stamp = weights_stamp(self.language_model_)
+        cached = getattr(self, "_weights_key_", None)
+        if cached is None or cached[0] != stamp:
+            cached = self._weights_key_ = (stamp, weights_digest(self))
+        return cached[1]
 
     def representation_key(self) -> str:
         """What the layers of a document depend on: the current weights, the
-        tokenization and windows, the device. Cached layers are keyed by it."""
+        tokenization and windows, the device. Cached layers are keyed by it. A shared
+        biLM changed in place is refused (:func:`~elmofeat.bilm.sharing.check_intact`)."""
+        sharing.check_intact(self)
         return self.weights_key() + repr((self.lowercase, self.token_pattern, self.max_len,
                                           str(self._device)))
 
     def _check_same_architecture(self, lm) -> None:
-        expected = self._build_language_model(len(self.vocabulary_),
-                                              input_dim=self.token_input_dim_)
+        # Built on the meta device: no memory for a second embedding table, and no draw
+        # from torch's global random state (which a seeded fit leaves as it was).
+        with torch.random.fork_rng(devices=[]), torch.device("meta"):
+            expected = self._build_language_model(len(self.vocabulary_),
+                                                  input_dim=self.token_input_dim_)
         shapes = {k: tuple(v.shape) for k, v in lm.state_dict().items()}
         wanted = {k: tuple(v.shape) for k, v in expected.state_dict().items()}
         if shapes != wanted:

@@ -19,7 +19,22 @@ from ..text import validate_documents
 from ..runtime.threads import in_force
 from ..runtime.torch_helpers import autocast
 from .batching import inference_batches, iter_batches
+from . import sharing
 from .train import evaluate_perplexity
+
+
+@contextlib.contextmanager
+def eval_mode(module):
+    """Run ``module`` in eval mode (dropout off), putting back the modes it had: a
+    user's ``.train()`` on the modules never reaches features."""
+    training = [m for m in module.modules() if m.training]
+    for m in training:
+        m.training = False
+    try:
+        yield module
+    finally:
+        for m in training:
+            m.training = True
 
 
 class EmbeddingMixin:
@@ -27,9 +42,12 @@ class EmbeddingMixin:
 
     @contextlib.contextmanager
     def _inference_context(self, threads=None):
-        """Inference mode, autocast, and the thread policy: the caller's ``threads``
-        where it passed some, else this biLM's ``n_threads``. Yields the ``Threads``."""
+        """Inference mode, eval mode, autocast, and the thread policy: the caller's
+        ``threads`` where it passed some, else this biLM's ``n_threads``. Yields the
+        ``Threads``. A shared biLM changed in place is refused first."""
+        sharing.check_intact(self)
         with in_force(threads, self.n_threads) as threads, torch.inference_mode(), \
+                eval_mode(self.language_model_), \
                 autocast(str(self._device), self._bf16(False)):
             yield threads
 

@@ -351,6 +351,7 @@ class PersistenceMixin:
 
     def __getstate__(self):
         state = super().__getstate__()
+        state.pop("_weights_key_", None)  # names tensors of this process only
         lm = state.pop("language_model_", None)
         if lm is not None:
             # NumPy arrays (float32), not tensors: the state also serialises with skops

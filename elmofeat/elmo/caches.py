@@ -36,6 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from .._file_lock import shared_lock
+from .._version import __version__ as _VERSION
 from .._files import remove_stale_temporaries
 from ..runtime.malloc import release_free_memory
 from ..exceptions import CacheWarning
@@ -119,8 +120,32 @@ def bilm_key(bilm, documents) -> str | None:
     described = _described_params(bilm)
     if pretrained is not None:
         described["pretrained_vectors"] = file_identity(pretrained)
-    text = json.dumps(described, sort_keys=True) + documents_digest(documents)
+    text = _VERSION + json.dumps(described, sort_keys=True) + documents_digest(documents)
     return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def _stored_params(bilm) -> dict:
+    """``_described_params`` less what a BiLM file does not keep (its training inputs):
+    what a model loaded from the cache folder is compared on."""
+    unsaved = set(type(bilm)._unsaved_params)
+    return {k: v for k, v in _described_params(bilm).items() if k not in unsaved}
+
+
+def model_identity(bilm) -> str:
+    """What a fitted biLM is, beyond its parameters: its weights and its vocabulary."""
+    vocabulary = hashlib.sha256("\n".join(bilm.vocabulary_.tokens).encode(
+        "utf-8", "surrogatepass")).hexdigest()
+    return bilm.weights_key() + vocabulary
+
+
+def adaptation_target(base, params: dict):
+    """The unfitted description of ``base`` adapted with ``params``: ``base``'s own
+    parameters (its ``learning_rate``, ``max_len``, ...) with ``warm_start=True`` and
+    ``params`` on top. Its described parameters key the adapted model."""
+    target = base.shared_copy()  # parameters of its own: base is left as it is
+    for name, value in {**params, "warm_start": True}.items():
+        setattr(target, name, value)
+    return target
 
 
 def _evict(folder: Path, keep: int) -> None:
@@ -166,10 +191,10 @@ class BiLMCache:
         key = bilm_key(bilm, documents)
         if not _is_seed(bilm.random_state):
             folder = None
-        expected = _described_params(bilm)
+        expected = _stored_params(bilm)
 
         def matches(loaded) -> bool:  # a file planted under the key is not taken on trust
-            return _described_params(loaded) == expected
+            return _stored_params(loaded) == expected
 
         return self._cached(key, lambda: clone(bilm).fit(documents, threads=threads),
                             len(documents), folder, bilm.device, matches)
@@ -181,20 +206,28 @@ class BiLMCache:
         adaptation with an int ``random_state`` is kept in ``folder``."""
         import copy
 
-        from ..bilm.io import weights_digest
-
         def adapt():
             return copy.deepcopy(base).set_params(warm_start=True, **params).fit(
                 documents, threads=threads)
 
         if not _is_seed(params.get("random_state")):
             folder = None
-        described = json.dumps({k: repr(v) for k, v in sorted(params.items())})
+        # Everything that defines the adapted model, derived from the parameters (the
+        # base's own and the adaptation's, less run settings such as verbose) and the
+        # base's weights and vocabulary, and this elmofeat's version (its training code).
+        target = adaptation_target(base, params)
+        expected = _stored_params(target)
         key = None
         if base.tokenizer is None:
-            text = "adapted" + weights_digest(base) + described + documents_digest(documents)
+            text = ("adapted" + _VERSION + model_identity(base)
+                    + json.dumps(_described_params(target), sort_keys=True)
+                    + documents_digest(documents))
             key = hashlib.sha256(text.encode()).hexdigest()[:32]
-        return self._cached(key, adapt, len(documents), folder, base.device)
+
+        def matches(loaded) -> bool:  # a file planted under the key is not taken on trust
+            return _stored_params(loaded) == expected
+
+        return self._cached(key, adapt, len(documents), folder, base.device, matches)
 
     def _cached(self, key, make, n_documents: int, folder: Path | None, device,
                 matches=lambda loaded: True):
@@ -390,6 +423,8 @@ def shared_pretrained(name_or_path, device="cpu", cache_dir=None, *,
     path, name = hub.resolve_named(name_or_path, cache_dir, prefer_local=prefer_local)
     stat = path.stat()
     key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns, str(device))
+    if key in _PRETRAINED and not sharing.is_intact(_PRETRAINED[key]):
+        del _PRETRAINED[key]  # changed in place by a user: later fits read it afresh
     if key not in _PRETRAINED:
         while len(_PRETRAINED) >= _PRETRAINED_MAX:
             _PRETRAINED.popitem(last=False)

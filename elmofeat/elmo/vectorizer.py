@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 import numpy as np
+import torch
 from joblib import Parallel, delayed, effective_n_jobs
 from sklearn.base import clone
 from sklearn.utils import check_random_state
@@ -34,6 +35,28 @@ _SPREAD_SAMPLE = 2048
 
 def _is_fitted_bilm(bilm) -> bool:
     return bilm is not None and hasattr(bilm, "language_model_")
+
+
+def _available(device) -> bool:
+    try:
+        resolve_device(str(device))
+    except ValueError:
+        return False
+    return True
+
+
+def _same_device(a, b) -> bool:
+    """``cuda`` and ``cuda:0`` alike: an index counts only where both have one."""
+    a, b = torch.device(a), torch.device(b)
+    return a.type == b.type and (a.index is None or b.index is None or a.index == b.index)
+
+
+def _runs_on(bilm, target) -> bool:
+    """Whether the biLM's own ``device`` names ``target`` (and is available here)."""
+    try:
+        return _same_device(resolve_device(bilm.device), target)
+    except ValueError:
+        return False
 
 
 def _shipped_model(reference: dict, device):
@@ -361,6 +384,7 @@ class ElmoVectorizer(BaseTextVectorizer):
 
     def __getstate__(self):
         state = super().__getstate__()
+        state.pop("_placed_bilm_copy", None)  # made again where the pickle is loaded
         reference = self._pretrained_reference()
         if reference is not None:  # tens of MB of weights that elmofeat ships already
             state["bilm_"] = reference
@@ -415,7 +439,11 @@ class ElmoVectorizer(BaseTextVectorizer):
                              + " or ".join(f"layer_mix={name!r}" for name in readers))
 
     def _cache_folder(self):
-        if self.cache_dir is None:
+        """Where pretrained and adapted biLMs are kept across processes: only a
+        vectorizer seeded with an int writes there. A RandomState draws a new seed at
+        every fit, so its biLMs would never be asked for again (each fit would add a
+        file of tens of MB)."""
+        if self.cache_dir is None or isinstance(self.random_state, np.random.RandomState):
             return None
         if isinstance(self.cache_dir, str) and self.cache_dir == "auto":
             return default_cache_dir()
@@ -461,15 +489,40 @@ class ElmoVectorizer(BaseTextVectorizer):
             self.bilm_, self.bilm_.representation_key(), documents, batch_size=self.batch_size,
             threads=threads)
 
-    def _cached_layers(self, threads):
-        """``(documents, token_lists) -> (layers, offsets)`` for transforming: taken from
-        the cache where a fit left them, never added to it, so transforming a corpus
-        keeps no memory."""
+    def _cached_layers(self, bilm, threads):
+        """``(documents, token_lists) -> (layers, offsets)`` for transforming with
+        ``bilm``: taken from the cache where a fit left them, never added to it, so
+        transforming a corpus keeps no memory."""
         def layers_of(documents, token_lists):
             return _bilm_cache.REPRESENTATIONS.embed(
-                self.bilm_, self.bilm_.representation_key(), documents, store=False,
+                bilm, bilm.representation_key(), documents, store=False,
                 batch_size=self.batch_size, token_lists=token_lists, threads=threads)
         return layers_of
+
+    def _placed_bilm(self):
+        """``bilm_`` on the device ``transform`` runs on: ``device`` as set now (a
+        vectorizer fitted on a GPU and loaded where there is none transforms on the CPU
+        after ``set_params(device="cpu")``, or with ``device="auto"``). A copy is made
+        only when the device differs, kept for the next calls, never pickled; ``bilm_``
+        itself is left as it is (it may be shared, and its pickle may name it)."""
+        bilm = self.bilm_
+        modules_on = next(bilm.language_model_.parameters()).device
+        if isinstance(self.device, str) and self.device == "auto":
+            target = modules_on if _available(modules_on) else torch.device("cpu")
+        else:
+            target = resolve_device(self.device)  # a device that is not here: its error
+        if _same_device(modules_on, target) and _runs_on(bilm, target):
+            return bilm
+        placed = getattr(self, "_placed_bilm_copy", None)
+        if placed is not None and placed[0] is bilm and placed[1] == target:
+            return placed[2]
+        if _same_device(modules_on, target):
+            copy_ = bilm.shared_copy()  # the same modules, told where they are
+            copy_.device = str(target)
+        else:
+            copy_ = bilm.copy_to(str(target))
+        self._placed_bilm_copy = (bilm, target, copy_)
+        return copy_
 
     # --------------------------------------------------------------------- fitting
     def _layer_spread(self, documents, seed, threads) -> np.ndarray:
@@ -611,19 +664,20 @@ class ElmoVectorizer(BaseTextVectorizer):
 
     def _transform(self, documents, threads):
         n_jobs = min(effective_n_jobs(self.n_jobs), max(len(documents) // CHUNK, 1))
+        bilm = self._placed_bilm()
         if n_jobs == 1:
             parts = []
-            layers_of = self._cached_layers(threads)
+            layers_of = self._cached_layers(bilm, threads)
             with tqdm(total=len(documents), unit="doc", desc="ElmoVectorizer.transform",
                       disable=not self.verbose, leave=False) as bar:
                 for chunk in chunks(documents, CHUNK):
-                    parts.append(document_features(self.bilm_, self.mix_, self.pooling, chunk,
+                    parts.append(document_features(bilm, self.mix_, self.pooling, chunk,
                                                    layers_of, self.batch_size, threads))
                     bar.update(len(chunk))
         else:
             size = -(-len(documents) // n_jobs)
             parts = Parallel(n_jobs=n_jobs)(
-                delayed(transform_part)(self.bilm_, self.mix_, self.pooling, part, n_jobs,
+                delayed(transform_part)(bilm, self.mix_, self.pooling, part, n_jobs,
                                          self.batch_size, self.n_threads)
                 for part in chunks(documents, size)
             )

@@ -151,3 +151,28 @@ def set_rng_state(state: dict, device) -> None:
     index = _cuda_index(torch.device(device))
     if index is not None and state.get("cuda_rng") is not None:
         torch.cuda.set_rng_state(state["cuda_rng"], index)
+
+
+def tensor_version(tensor: torch.Tensor) -> int:
+    """The version counter torch bumps at every in-place change of ``tensor`` (``copy_``
+    of ``load_state_dict``, an optimizer's step, ``mul_`` under ``torch.no_grad()``); -1
+    for an inference tensor, which has none (and cannot be changed in place outside
+    inference mode). ``Tensor._version`` is not in torch's documented API: the tested
+    range is torch 2.13 (``tests/test_torch.py`` checks each of those routes), and
+    without the attribute every call counts as a change (the caller recomputes)."""
+    if tensor.is_inference():
+        return -1
+    try:
+        version = getattr(tensor, "_version", None)
+    except RuntimeError:  # a tensor made from an inference tensor's values (.half())
+        return -1
+    return object() if version is None else version
+
+
+def weights_stamp(module: torch.nn.Module) -> tuple:
+    """What changes whenever ``module``'s weights may have: every tensor's name,
+    identity, storage, dtype, device, shape and version counter (microseconds, where
+    a digest of the values takes a tenth of a second for a model of tens of MB)."""
+    return tuple((name, id(t), t.data_ptr(), t.dtype, t.device, tuple(t.shape),
+                  tensor_version(t))
+                 for name, t in module.state_dict(keep_vars=True).items())

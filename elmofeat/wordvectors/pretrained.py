@@ -76,6 +76,18 @@ class WordVectorsVectorizer(BaseWordVectorizer):
         # fold) share them instead of deep-copying a vocabulary of 400,000 vectors each.
         return self._clone_sharing(vectors=self.vectors)
 
+    def __getstate__(self):
+        state = super().__getstate__()
+        kv = state.get("keyed_vectors_")
+        if kv is not None and isinstance(kv.key_to_index, FrozenDict):
+            # a pickle holds the vectors (see keyed_vectors_), in plain types
+            import copy
+
+            plain = copy.copy(kv)
+            plain.key_to_index, plain.index_to_key = dict(kv.key_to_index), list(kv.index_to_key)
+            state["keyed_vectors_"] = plain
+        return state
+
     def _fit_keyed_vectors(self, token_lists):
         from gensim.models import KeyedVectors
 
@@ -88,7 +100,8 @@ class WordVectorsVectorizer(BaseWordVectorizer):
                 raise FileNotFoundError(f"word vectors file not found: {self.vectors}")
             # Every clone of a search fits on the same file: read it once per version.
             stat = os.stat(self.vectors)
-            return _read_vectors(os.path.realpath(self.vectors), stat.st_mtime_ns, stat.st_size)
+            shared = _read_vectors(os.path.realpath(self.vectors), stat.st_mtime_ns, stat.st_size)
+            return _view(shared)
         raise TypeError("vectors must be a path to a word-vector text file or a gensim "
                         f"KeyedVectors, got {type(self.vectors).__name__}")
 
@@ -103,4 +116,55 @@ def _read_vectors(path: str, mtime_ns: int, size: int):
 
     keyed_vectors = load_word_vectors(path)
     keyed_vectors.vectors.setflags(write=False)
+    keyed_vectors.key_to_index = FrozenDict(keyed_vectors.key_to_index)
+    keyed_vectors.index_to_key = FrozenList(keyed_vectors.index_to_key)
+    for values in keyed_vectors.expandos.values():
+        values.setflags(write=False)
     return keyed_vectors
+
+
+def _view(shared):
+    """A vectorizer's own ``KeyedVectors`` over the process's shared, read-only arrays
+    and word index (no copy of them): rebinding its attributes changes this vectorizer
+    alone, and changing the shared contents (a write into the array, ``add_vector``)
+    is refused."""
+    import copy
+
+    view = copy.copy(shared)
+    view.expandos = dict(shared.expandos)
+    return view
+
+
+_SHARED = ("these word vectors are read from a file once and shared, read-only, by every "
+           "WordVectorsVectorizer of the process that reads it (their features would "
+           "change too): change a copy, kv = copy.deepcopy(vectorizer.keyed_vectors_)")
+
+
+def _refuse(self, *args, **kwargs):
+    raise TypeError(_SHARED)
+
+
+class FrozenDict(dict):
+    """The shared word index (word -> row): read-only; a copy or pickle is a dict."""
+
+    __setitem__ = __delitem__ = __ior__ = _refuse
+    update = pop = popitem = clear = setdefault = _refuse
+
+    def __reduce_ex__(self, protocol):
+        return dict, (dict(self),)
+
+    def __deepcopy__(self, memo):
+        return dict(self)
+
+
+class FrozenList(list):
+    """The shared words in row order: read-only; a copy or pickle is a list."""
+
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = _refuse
+    append = extend = insert = pop = remove = clear = sort = reverse = _refuse
+
+    def __reduce_ex__(self, protocol):
+        return list, (list(self),)
+
+    def __deepcopy__(self, memo):
+        return list(self)

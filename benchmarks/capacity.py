@@ -1,0 +1,364 @@
+"""The capacity curve (issue 52): what LSTM width buys, against tokens read.
+
+Each configuration is en-base's recipe (``elmofeat.models.recipes.RECIPES["en-base"]``:
+its corpus, its frozen GloVe 6B 100d word layer, its seed) with one change, the LSTM
+cell width (``hidden_dim``); a width above ``embedding_dim`` is projected back to it, as
+ELMo's cells are (``nn.LSTM(proj_size=...)``), so the features keep en-base's 768
+columns and ``transform`` stays affordable. A run keeps a snapshot of its weights
+after about 4M, 10M and 20M tokens and after every epoch (41M tokens each), so that
+one run gives the whole curve of its width.
+
+Stages (each resumes where a stopped run left off):
+
+``train NAME``
+    Pretrain the configuration, checkpointing to ``WORK/ckpt/NAME`` every
+    ``--checkpoint-every`` steps; snapshots go to ``WORK/NAME@TOKENS.pt``. The same
+    command resumes a stopped run (with any ``--threads``; the thread count may change
+    how some kernels sum, so a run resumed with another count is not bit-identical to
+    an uninterrupted one). ``--device cuda`` trains on a GPU (bf16 where it has it).
+``score [NAME ...]``
+    Score every snapshot not yet scored under the suite's protocol, as
+    ``benchmarks/general_recipe.py`` scores its candidates (the same splits, features
+    and C search), with the held-out perplexity of each held-out slice, and write
+    ``benchmarks/results/capacity.{json,md}`` and the curve ``capacity.png``. The
+    128-wide point at one epoch is the shipped en-base itself (its recipe unchanged).
+``status``
+    Tokens done, snapshots kept and the last checkpoint of every configuration.
+
+Run: python benchmarks/capacity.py train w256p [--threads 1] [--work DIR]
+     python benchmarks/capacity.py score
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import os
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+# first: the command's process settings (_common) apply before torch loads
+from _common import RESULTS, environment, markdown_table, write_results
+from card_facts import paired_cell
+
+import numpy as np
+import torch
+
+from elmofeat import BiLM
+from elmofeat.bilm import estimator as bilm_estimator
+from elmofeat.bilm.callbacks import CHECKPOINT_NAME, Callback
+from elmofeat.datasets import get_data_home
+from elmofeat.models.recipes import RECIPES
+
+import general_recipe
+
+RECIPE = "en-base"
+#: Snapshot points inside an epoch, in training tokens (every epoch's end is one too).
+SNAPSHOT_TOKENS = (4_000_000, 10_000_000, 20_000_000)
+DEFAULT_WORK = Path("~/elmofeat-work/capacity").expanduser()
+DEFAULT_GLOVE = Path("~/elmofeat-work/glove/glove.6B.100d.txt.gz").expanduser()
+
+
+@dataclass(frozen=True)
+class Width:
+    """One configuration of the curve: en-base's recipe at another LSTM width."""
+
+    hidden_dim: int
+    embedding_dim: int = 128
+    epochs: int = 1
+    note: str = ""
+
+    @property
+    def label(self) -> str:
+        if self.hidden_dim == self.embedding_dim:
+            return f"{self.hidden_dim} cells"
+        return f"{self.hidden_dim} cells -> {self.embedding_dim}"
+
+
+WIDTHS = {
+    "w128": Width(128, note="en-base's own width (its recipe, with snapshots)"),
+    "w256p": Width(256, note="256 cells projected to 128: en-base's features, twice the cells"),
+    "w512p": Width(512, epochs=2, note="512 cells projected to 128, two epochs"),
+    "w256": Width(256, embedding_dim=256, note="256 cells, 256 wide: features of 1,536 columns"),
+}
+
+
+def params(width: Width, home: Path, glove: Path) -> dict:
+    """The recipe's BiLM parameters with the width's changes."""
+    recipe = RECIPES[RECIPE]
+    values = {**recipe.params(home), "pretrained_vectors": str(glove),
+              "hidden_dim": width.hidden_dim, "embedding_dim": width.embedding_dim,
+              "max_epochs": width.epochs, "patience": None}
+    recipe.check_files(values)
+    return values
+
+
+class TokenSnapshots(Callback):
+    """Save the model being pretrained as a BiLM file when the tokens read pass each of
+    ``at_tokens`` and at every epoch's end, into ``folder`` as ``NAME@TOKENS.pt``.
+
+    A resumed run skips the snapshots already on disk; the seconds of training so far
+    travel in the checkpoint, so that each snapshot records the time it cost.
+    """
+
+    def __init__(self, bilm: BiLM, name: str, folder: Path, at_tokens):
+        self.bilm, self.name, self.folder = bilm, name, Path(folder)
+        self.at_tokens = sorted(at_tokens)
+        self.seconds_before, self._start = 0.0, None
+
+    def path(self, tokens: int) -> Path:
+        return self.folder / f"{self.name}@{tokens}.pt"
+
+    def on_train_begin(self, trainer):
+        self.n_tokens = int(trainer.train.n_tokens)
+        self.steps = trainer.steps_per_epoch
+        self._start = time.perf_counter()
+
+    def seconds(self) -> float:
+        return self.seconds_before + (time.perf_counter() - self._start)
+
+    def tokens(self, trainer) -> int:
+        return int(round((trainer.epoch + trainer.step_in_epoch / self.steps) * self.n_tokens))
+
+    def on_step_end(self, trainer):
+        seen = self.tokens(trainer)
+        epoch_start = trainer.epoch * self.n_tokens
+        for target in self.at_tokens:
+            point = epoch_start + target
+            if target < self.n_tokens and point <= seen and not self.path(point).exists():
+                self.save(trainer, point, seen, None)
+
+    def on_epoch_end(self, trainer, record):
+        # ``trainer.epoch`` already counts the finished epoch
+        self.save(trainer, trainer.epoch * self.n_tokens, trainer.epoch * self.n_tokens, record)
+
+    def save(self, trainer, point: int, seen: int, record: dict | None) -> None:
+        if self.path(point).exists():
+            return
+        partial = self.bilm.shared_copy()
+        partial.language_model_ = copy.deepcopy(trainer.lm).to("cpu").eval()
+        partial.device = "cpu"
+        partial.history_ = [{
+            "epoch": trainer.epoch if record else trainer.epoch + 1,
+            "snapshot_tokens": point, "training_tokens": seen,
+            "seconds": round(self.seconds(), 1), "global_step": trainer.global_step,
+            "validation_perplexity": record["validation_perplexity"] if record else None,
+            "train_perplexity": record["train_perplexity"] if record else trainer.running_stats()[1],
+            "threads": torch.get_num_threads(), "device": str(trainer.config.device),
+            "bf16": bool(trainer.config.bf16)}]
+        partial.n_epochs_ = len(trainer.history)
+        partial.output_dim_ = 2 * partial.embedding_dim
+        partial.n_representations_ = partial.n_layers + 1
+        partial.layer_scales_ = None  # the suite's features measure the spread on the task
+        partial.save(self.path(point))
+        print(f"\nsnapshot {self.path(point)} ({seen:,} tokens, {self.seconds() / 60:.1f} min)",
+              file=sys.stderr, flush=True)
+
+    def state_dict(self):
+        return {"capacity_seconds": self.seconds() if self._start is not None else 0.0}
+
+    def load_state_dict(self, state):
+        self.seconds_before = float(state.get("capacity_seconds", 0.0))
+        self._start = time.perf_counter()
+
+
+def train(name: str, home: Path, work: Path, glove: Path, threads, device: str,
+          checkpoint_every: int, at_tokens=SNAPSHOT_TOKENS) -> None:
+    width = WIDTHS[name]
+    bilm = BiLM(**params(width, home, glove), n_threads=threads, device=device,
+                checkpoint_dir=str(work / "ckpt" / name), checkpoint_every=checkpoint_every,
+                verbose=True)
+    snapshots = TokenSnapshots(bilm, name, work, at_tokens)
+    original = bilm_estimator.standard_callbacks
+    bilm_estimator.standard_callbacks = lambda *a, **k: [*original(*a, **k), snapshots]
+    try:
+        bilm.fit(RECIPES[RECIPE].corpus(home))
+    finally:
+        bilm_estimator.standard_callbacks = original
+    bilm.save(work / f"{name}.pt")  # the finished model, layer scales measured
+    print(f"saved {work / f'{name}.pt'}", flush=True)
+
+
+def snapshot_files(work: Path, names) -> list[tuple[str, int, Path]]:
+    found = []
+    for name in names:
+        for path in work.glob(f"{name}@*.pt"):
+            found.append((name, int(path.stem.split("@")[1]), path))
+    return sorted(found, key=lambda item: (item[0], item[1]))
+
+
+def stored_rows() -> dict:
+    path = RESULTS / "capacity.json"
+    return json.loads(path.read_text())["rows"] if path.is_file() else {}
+
+
+def score(names, home: Path, work: Path, heldout_words: int) -> None:
+    rows = stored_rows()
+    todo = [(n, t, p) for n, t, p in snapshot_files(work, names) if f"{n}@{t}" not in rows]
+    if "en-base" not in rows:
+        todo.insert(0, ("w128", None, None))
+    if not todo:
+        print("every snapshot is scored")
+        write(rows, heldout_words)
+        return
+    splits = general_recipe.suite_splits(home)
+    heldout = general_recipe.heldout_slices(home, heldout_words)
+    for name, tokens, path in todo:
+        if path is None:  # the shipped model: en-base's recipe at width 128, one epoch
+            bilm, key = BiLM.from_pretrained("en-base"), "en-base"
+            facts = {"width": "w128", "tokens_seen": sum(h["training_tokens"] for h in bilm.history_),
+                     "note": "the shipped en-base"}
+        else:
+            bilm, key = BiLM.load(path), f"{name}@{tokens}"
+            record = bilm.history_[-1]
+            facts = {"width": name, "snapshot_tokens": tokens,
+                     "tokens_seen": record["training_tokens"],
+                     "train_minutes": round(record["seconds"] / 60, 1),
+                     "trained_on": {k: record.get(k) for k in ("device", "threads", "bf16")}}
+        print(f"== {key}", flush=True)
+        row = general_recipe.model_row(bilm, heldout, splits, **facts)
+        row.pop("fit_minutes", None)
+        row["hidden_dim"], row["embedding_dim"] = bilm.hidden_dim, bilm.embedding_dim
+        rows[key] = row
+        write(rows, heldout_words)
+
+
+def suite_mean(row: dict) -> float:
+    return float(np.mean([row["scores"][t]["mean"] for t in general_recipe.TASKS]))
+
+
+def write(rows: dict, heldout_words: int) -> None:
+    now = environment()
+    tasks = general_recipe.TASKS
+    ppl_names = list(general_recipe.HELDOUT)
+    header = ["row", "cells -> width", "tokens seen", "train min", *tasks, "mean",
+              *(f"ppl {n}" for n in ppl_names), "measured on"]
+    table = []
+    ordered = sorted(rows.items(), key=lambda kv: (kv[1]["hidden_dim"], kv[1]["embedding_dim"],
+                                                   kv[1]["tokens_seen"]))
+    for name, row in ordered:
+        row.setdefault("measured", {key: now[key] for key in ("cpu", "cpu_count", "date")})
+        ppl = row["heldout_perplexity"]
+        table.append([name, f"{row['hidden_dim']} -> {row['embedding_dim']}",
+                      f"{row['tokens_seen']:,}", row.get("train_minutes", ""),
+                      *(f"{row['scores'][t]['mean']:.4f}" for t in tasks),
+                      f"{suite_mean(row):.4f}", *(f"{ppl[n]:.1f}" for n in ppl_names),
+                      f"{row['measured']['cpu']}, {row['measured']['date'][:10]}"])
+    references = general_recipe.stored_rows()
+    anchors = {name: suite_mean(references[name]) for name in ("tfidf", "minilm")
+               if name in references}
+    markdown = (
+        "## Capacity: what LSTM width buys, against tokens read\n\n"
+        "en-base's recipe (its corpus, GloVe 6B 100d word layer and seed) at other LSTM "
+        "cell widths; cells above the width are projected back to it. Snapshots of each "
+        "run's weights after about 4M, 10M and 20M tokens and at every epoch's end "
+        "(`NAME@TOKENS`). Scored as `benchmarks/general_recipe.py` scores its candidates: "
+        "`ElmoVectorizer(bilm)`'s defaults, C chosen by inner 3-fold CV, CR and MPQA "
+        "stratified 5-fold, AG News one stratified 80/20 split, R8 its standard split. "
+        f"Held-out perplexity on about {heldout_words:,} words of each held-out slice "
+        "(every k-th paragraph). `train min`: minutes of training to the snapshot, on the "
+        "device the row names (`trained_on` in the json).\n\n"
+        + markdown_table(header, table) + "\n")
+    if anchors:
+        markdown += ("\nReference suite means on the same splits (general_recipe.json): "
+                     + ", ".join(f"{k} {v:.4f}" for k, v in anchors.items()) + ".\n")
+    if "en-base" in rows:
+        paired = [[f"{n} minus en-base", *(paired_cell(r, rows["en-base"], t)
+                                            for t in tasks)]
+                  for n, r in ordered if n != "en-base"]
+        if paired:
+            markdown += ("\nEach snapshot minus en-base on the same splits, paired (points, "
+                         "mean ± std over the splits and the splits above; AG News and R8 "
+                         "one split each). A mean inside its spread is not a win.\n\n"
+                         + markdown_table(["rows", *tasks], paired) + "\n")
+    write_results("capacity", {"rows": rows, "heldout_words": heldout_words,
+                               "anchors": anchors}, markdown)
+    figure(rows, anchors)
+
+
+def figure(rows: dict, anchors: dict) -> Path | None:
+    """Suite mean and Wikipedia held-out perplexity against tokens read, a line per width."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return None
+    by_width = {}
+    for row in rows.values():
+        by_width.setdefault((row["hidden_dim"], row["embedding_dim"]), []).append(row)
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
+    for (cells, width), points in sorted(by_width.items()):
+        points.sort(key=lambda r: r["tokens_seen"])
+        tokens = [r["tokens_seen"] / 1e6 for r in points]
+        label = f"{cells} cells" + (f" -> {width}" if cells != width else "")
+        left.plot(tokens, [suite_mean(r) for r in points], "o-", label=label)
+        right.plot(tokens, [r["heldout_perplexity"]["wikipedia"] for r in points], "o-",
+                   label=label)
+    for name, value in anchors.items():
+        left.axhline(value, ls="--", lw=1, color="grey")
+        left.annotate(name, (left.get_xlim()[0], value), fontsize=8, va="bottom")
+    for axis in (left, right):
+        axis.set_xscale("log")
+        axis.set_xlabel("training tokens (millions)")
+        axis.legend(fontsize=8)
+    left.set_ylabel("suite mean accuracy (4 tasks)")
+    right.set_ylabel("held-out perplexity, Wikipedia")
+    fig.tight_layout()
+    path = RESULTS / "capacity.png"
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def status(work: Path) -> None:
+    for name, width in WIDTHS.items():
+        checkpoint = work / "ckpt" / name / CHECKPOINT_NAME
+        snaps = [t for n, t, _ in snapshot_files(work, [name])]
+        line = f"{name} ({width.label}, {width.epochs} epoch(s)): snapshots {snaps or 'none'}"
+        if checkpoint.is_file():
+            state = torch.load(checkpoint, map_location="cpu", weights_only=True)
+            line += (f"; checkpoint at epoch {state['epoch'] + 1}, step {state['step_in_epoch']}, "
+                     f"{state.get('capacity_seconds', 0) / 3600:.2f} h trained")
+        print(line)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("stage", choices=("train", "score", "status"))
+    parser.add_argument("names", nargs="*", help=f"configurations ({', '.join(WIDTHS)})")
+    parser.add_argument("--data-home", default=None)
+    parser.add_argument("--work", type=Path, default=DEFAULT_WORK,
+                        help="snapshots and checkpoints (outside the work tree)")
+    parser.add_argument("--glove-100d", type=Path, default=DEFAULT_GLOVE,
+                        help="GloVe 6B 100d text file (benchmarks/convert_glove_100d.py)")
+    parser.add_argument("--threads", type=int, default=None,
+                        help="torch threads for training (default: torch's setting)")
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--checkpoint-every", type=int, default=500, help="steps")
+    parser.add_argument("--snapshot-tokens", type=int, nargs="*", default=list(SNAPSHOT_TOKENS),
+                        help="snapshot points inside an epoch, in training tokens")
+    parser.add_argument("--heldout-words", type=int, default=100_000)
+    args = parser.parse_args()
+    unknown = [n for n in args.names if n not in WIDTHS]
+    if unknown:
+        parser.error(f"unknown configurations {unknown}; known: {list(WIDTHS)}")
+    home = Path(get_data_home(args.data_home))
+    args.work.mkdir(parents=True, exist_ok=True)
+    if args.stage == "train":
+        if len(args.names) != 1:
+            parser.error("train takes one configuration")
+        train(args.names[0], home, args.work, args.glove_100d, args.threads, args.device,
+              args.checkpoint_every, args.snapshot_tokens)
+    elif args.stage == "score":
+        score(args.names or list(WIDTHS), home, args.work, args.heldout_words)
+    else:
+        status(args.work)
+
+
+if __name__ == "__main__":
+    main()
