@@ -16,7 +16,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._param_validation import Dtypes, StrOptions
 from ._pooling import POOLING_METHODS, pooled_feature_names
-from .text import TextTokenizer, read_once, validate_documents
+from .text import TextTokenizer, check_token_pattern, read_once, validate_documents
 from ._stamps import STAMP_KEY, check_version_stamps, version_stamps
 
 
@@ -49,6 +49,10 @@ class TextEstimatorMixin:
     def __setstate__(self, state):
         state = dict(state)
         check_version_stamps(state.pop(STAMP_KEY, None), f"This {type(self).__name__}")
+        pattern = state.get("token_pattern")
+        if isinstance(pattern, str) and state.get("tokenizer") is None:
+            # A pickle or skops file from someone else must not hang transform.
+            check_token_pattern(pattern)
         super().__setstate__(state)
 
 

@@ -104,6 +104,24 @@ def atomic_path(path):
         temporary.unlink(missing_ok=True)
 
 
+def refuse_to_replace_folder(folder, overwrite: bool, what: str,
+                             option: str = "overwrite=True") -> None:
+    """The output-safety rule for folders (``save_pretrained``, ``elmofeat pretrain
+    --pretrained``): a folder that exists and holds anything is written into only when
+    the caller said so (``option``), checked before any work. A project folder given by
+    mistake (``-o .``) keeps its ``config.json``."""
+    folder = Path(folder).expanduser()
+    if overwrite or not folder.is_dir():
+        return
+    held = sorted(p.name for p in folder.iterdir())
+    if held:
+        shown = ", ".join(held[:4]) + (f" and {len(held) - 4} more" if len(held) > 4 else "")
+        raise FileExistsError(
+            f"{folder} is a folder that holds files already ({shown}): saving {what} there "
+            "would write over its config.json, bilm.pt and README.md. Give a new or empty "
+            f"folder, or {option} to write into this one")
+
+
 def save_torch_atomically(obj, path) -> None:
     """``torch.save`` to a temporary file beside ``path``, then rename it into place.
 
@@ -126,6 +144,10 @@ def _out_of_space(exc: BaseException) -> bool:
     """
     while exc is not None:
         if isinstance(exc, OSError) and exc.errno in _FULL:
+            return True
+        # NumPy's short write (ndarray.tofile, np.save) raises an OSError without errno
+        if (isinstance(exc, OSError) and exc.errno is None
+                and re.search(r"\d+ requested and \d+ written", str(exc))):
             return True
         if isinstance(exc, RuntimeError) and ("unexpected pos" in str(exc)
                                               or "file write failed" in str(exc)):

@@ -14,6 +14,7 @@ Documents flow through three steps:
 from __future__ import annotations
 
 import math
+import functools
 import re
 from collections import Counter
 from dataclasses import dataclass
@@ -112,6 +113,97 @@ def validate_documents(X, *, name: str = "X", offset: int = 0) -> list[str]:
     return docs
 
 
+_REPEATS = re.compile(r"\*|\+|\{(\d*),(\d*)\}|\{(\d+)\}|\?")
+
+
+def _quantifier(pattern: str, i: int) -> tuple[int, bool, bool]:
+    """The quantifier at ``pattern[i:]``, if any: (its length, whether it repeats, i.e.
+    may match more than once, whether it is possessive: no backtracking into it)."""
+    match = _REPEATS.match(pattern, i)
+    if match is None:
+        return 0, False, False
+    text = match.group(0)
+    if text == "?":
+        repeats = False
+    elif text in "*+":
+        repeats = True
+    elif match.group(3) is not None:  # {n}
+        repeats = int(match.group(3)) > 1
+    else:  # {n,m}: open-ended, or at most m
+        repeats = match.group(2) == "" or int(match.group(2)) > 1
+    end = match.end()
+    possessive = end < len(pattern) and pattern[end] == "+"
+    if end < len(pattern) and pattern[end] in "?+":
+        end += 1
+    return end - i, repeats, possessive
+
+
+@functools.lru_cache(maxsize=64)
+def check_token_pattern(pattern: str) -> None:
+    r"""Refuse a token pattern that can take exponential time (catastrophic backtracking,
+    "ReDoS"): a repeated group whose body repeats or alternates, as in ``(\w+\s?)+$``,
+    and backreferences. A model file carries its ``token_pattern``; the regular
+    expression engine has no time limit, so one crafted pattern could hang ``transform``
+    on a 40-character document. Patterns of one level of repetition (``\b\w\w+\b``,
+    ``\w+|[^\w\s]``), possessive quantifiers and atomic groups pass."""
+    stack = [[False, False]]  # per open group: its body repeats, its body alternates
+    i, n = 0, len(pattern)
+    while i < n:
+        char = pattern[i]
+        if char == "\\":
+            if i + 1 < n and pattern[i + 1] in "123456789":
+                raise ValueError(f"token_pattern {pattern!r} uses a backreference "
+                                 f"(\\{pattern[i + 1]}), which can take exponential time: use "
+                                 "a pattern without one")
+            i += 2
+        elif char == "[":  # a character class is one atom
+            j = i + 1
+            if j < n and pattern[j] == "^":
+                j += 1
+            if j < n and pattern[j] == "]":
+                j += 1
+            while j < n and pattern[j] != "]":
+                j += 2 if pattern[j] == "\\" else 1
+            i = j + 1
+        elif char == "(":
+            flags = re.match(r"\(\?[aiLmsux-]*\)", pattern[i:])
+            if flags:  # (?u): flags, no group
+                i += flags.end()
+                continue
+            atomic = pattern.startswith("(?>", i)
+            stack.append([False, False, atomic])
+            i += 1
+            continue
+        elif char == ")":
+            if len(stack) == 1:
+                i += 1
+                continue
+            repeats, alternates, *atomic = stack.pop()
+            body = (repeats or alternates) and not (atomic and atomic[0])
+            i += 1
+            length, repeated, possessive = _quantifier(pattern, i)
+            if repeated and body and not possessive:
+                raise ValueError(
+                    f"token_pattern {pattern!r} repeats a group that itself repeats or "
+                    "alternates (as in (\\w+\\s?)+ or (a|ab)*): such a pattern can take "
+                    "exponential time on a short document. Use one level of repetition "
+                    "(a character class such as [\\w-]+ instead of (\\w|-)+), or a "
+                    "possessive quantifier (++) or atomic group ((?>...))")
+            stack[-1][0] |= repeats or (repeated and not possessive)
+            stack[-1][1] |= alternates
+            i += length
+            continue
+        elif char == "|":
+            stack[-1][1] = True
+            i += 1
+            continue
+        else:
+            i += 1
+        length, repeated, possessive = _quantifier(pattern, i)
+        stack[-1][0] |= repeated and not possessive  # a possessive run gives nothing back
+        i += length
+
+
 class TextTokenizer:
     """Turn documents into token lists with scikit-learn's conventions.
 
@@ -149,6 +241,7 @@ class TextTokenizer:
             except re.error as exc:
                 raise ValueError(f"token_pattern {token_pattern!r} is not a valid regular "
                                  f"expression: {exc}") from None
+            check_token_pattern(token_pattern)
         self._analyze = CountVectorizer(
             lowercase=lowercase,
             token_pattern=token_pattern if tokenizer is None else None,

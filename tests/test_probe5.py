@@ -252,7 +252,7 @@ def test_the_shared_word_vectors_change_for_no_other_vectorizer(tmp_path):
     fresh = WordVectorsVectorizer(path).fit(docs)
     assert "zorblax" not in fresh.keyed_vectors_.key_to_index and len(fresh.keyed_vectors_) == 3
     private = copy.deepcopy(a.keyed_vectors_)  # the way out the message gives
-    private.add_vector("zorblax", np.ones(2, np.float32))
+    private.add_vectors(["zorblax"], np.ones((1, 2), np.float32))
     assert len(private) == 4 and len(a.keyed_vectors_) == 3
     for loaded in (pickle.loads(pickle.dumps(a)), elmofeat.load(elmofeat.dump(a, tmp_path / "a.skops"))):
         np.testing.assert_array_equal(loaded.transform(docs), before)
@@ -277,3 +277,278 @@ def test_version_counters_move_on_every_in_place_route_of_this_torch():
     stamps.append(weights_stamp(module))
     assert len(set(stamps)) == len(stamps)
     assert weights_stamp(module) == stamps[-1]  # and nothing moves it otherwise
+
+
+# -- D6, D9, D21: one output-safety rule, checked before any work ------------------------
+
+def _pretrain(*args):
+    from elmofeat.cli import main
+
+    return main(["pretrain", *map(str, args), "--epochs", "1", "--embedding-dim", "8",
+                 "--hidden-dim", "8", "--quiet"])
+
+
+@pytest.fixture
+def small_texts(tmp_path, texts):
+    path = tmp_path / "small.txt"
+    path.write_text("\n".join(texts) + "\n")
+    return path
+
+
+def test_pretrain_never_writes_into_a_folder_that_holds_files(small_texts, tmp_path, capsys):
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "config.json").write_text('{"my": "project settings"}')
+    (project / "bilm.pt").write_text("precious")
+    assert _pretrain(small_texts, "--pretrained", "-o", project) == 1
+    assert "holds files already" in capsys.readouterr().err
+    assert (project / "config.json").read_text() == '{"my": "project settings"}'
+    assert (project / "bilm.pt").read_text() == "precious"
+    assert _pretrain(small_texts, "--pretrained", "-o", project, "--force") == 0
+    assert BiLM.from_pretrained(project).embedding_dim == 8
+
+
+def test_save_pretrained_never_writes_into_a_folder_that_holds_files(base, tmp_path):
+    folder = tmp_path / "proj"
+    folder.mkdir()
+    (folder / "config.json").write_text("mine")
+    with pytest.raises(FileExistsError, match="overwrite=True"):
+        base.save_pretrained(folder)
+    assert (folder / "config.json").read_text() == "mine"
+    base.save_pretrained(tmp_path / "new")
+    with pytest.raises(FileExistsError):  # a model saved before is a folder with files too
+        base.save_pretrained(tmp_path / "new")
+    base.save_pretrained(tmp_path / "new", overwrite=True)
+    base.save_pretrained(folder, overwrite=True)
+    assert BiLM.from_pretrained(folder).embedding_dim == base.embedding_dim
+
+
+def test_pretrain_never_writes_over_its_word_vectors(small_texts, tmp_path, capsys):
+    glove = tmp_path / "myglove.txt"
+    glove.write_text("topic0word0 0.1 0.2\ncommon1 0.3 0.4\n")
+    before = glove.read_bytes()
+    assert _pretrain(small_texts, "-o", glove, "--glove", glove) == 1
+    assert "is the input" in capsys.readouterr().err
+    assert glove.read_bytes() == before
+
+
+def test_pretrain_refuses_one_folder_for_model_and_checkpoints(small_texts, tmp_path, capsys):
+    same = tmp_path / "same"
+    assert _pretrain(small_texts, "-o", same, "--checkpoint-dir", same) == 1
+    assert "--checkpoint-dir" in capsys.readouterr().err
+    assert not same.exists()  # refused before the work
+    assert _pretrain(small_texts, "-o", tmp_path / "m.pt", "--checkpoint-dir", tmp_path / "ck") == 0
+
+
+# -- D11: every line of an error reaches the user --------------------------------------------
+
+def test_the_command_line_prints_every_line_of_an_error(tmp_path, capsys, monkeypatch):
+    from elmofeat.cli import main
+
+    monkeypatch.setenv("ELMOFEAT_DATA", str(tmp_path / "nothing"))
+    assert main(["embed", "en-base", "cr", "-o", str(tmp_path / "x.npy")]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("elmofeat embed: error: CR not found")
+    assert "custrev.pos" in err and "load_cr(download_if_missing=True)" in err
+
+
+# -- D8: a missing Parquet engine is said before the documents are embedded ---------------
+
+def test_parquet_output_without_an_engine_fails_before_the_work(tmp_path, capsys, monkeypatch):
+    import importlib.util
+
+    from elmofeat.cli import embed, main
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name in ("pyarrow", "fastparquet") else real(name, *a))
+    called = []
+    monkeypatch.setattr(embed, "load_model", lambda *a: called.append(a))
+    (tmp_path / "t.txt").write_text("the cat\n")
+    assert main(["embed", "en-base", str(tmp_path / "t.txt"), "-o", str(tmp_path / "f.parquet")]) == 1
+    assert "pip install 'elmofeat[parquet]'" in capsys.readouterr().err
+    assert not called
+
+
+# -- D18: JSON Lines are read as records, never as plain lines ------------------------------
+
+def test_json_lines_are_read_by_key(tmp_path):
+    from elmofeat.cli._inputs import read_texts
+
+    path = tmp_path / "t.jsonl"
+    path.write_text('{"text": "the cat sat", "label": 1}\n{"text": "a dog", "label": 0}\n')
+    assert read_texts(str(path)) == ["the cat sat", "a dog"]
+    array = tmp_path / "t.json"
+    array.write_text('[{"body": "one"}, {"body": "two"}]')
+    assert read_texts(str(array), "body") == ["one", "two"]
+    (tmp_path / "bad.json").write_text("[1, 2]")
+    with pytest.raises(ValueError, match="one JSON object per document"):
+        read_texts(str(tmp_path / "bad.json"))
+
+
+# -- D22: a full disk under numpy's writer is said in the user's words ----------------------
+
+def test_numpy_short_writes_are_a_full_disk():
+    from elmofeat._files import _out_of_space
+
+    assert _out_of_space(OSError("1152000 requested and 523232 written"))
+    assert not _out_of_space(OSError("something else"))
+
+
+# -- D23: --seed is checked as a seed, and named -------------------------------------------
+
+@pytest.mark.parametrize("command", ["benchmark", "pretrain"])
+def test_a_negative_seed_is_refused_naming_the_option(command, capsys, tmp_path):
+    from elmofeat.cli import main
+
+    extra = ["--output", str(tmp_path / "o")] if command == "benchmark" else ["x.txt", "-o", "m.pt"]
+    with pytest.raises(SystemExit) as exit_:
+        main([command, *extra, "--seed", "-1"])
+    assert exit_.value.code == 2
+    assert "--seed: must be an integer from 0 to 4294967295" in capsys.readouterr().err
+
+
+# -- D10, D20: a local folder named like a registered model --------------------------------
+
+def test_embed_warns_when_a_local_folder_shadows_the_name(base, tmp_path, monkeypatch, capsys):
+    from elmofeat.cli import main
+    from elmofeat.exceptions import ShadowedModelWarning
+
+    monkeypatch.chdir(tmp_path)
+    base.save_pretrained("en-base")
+    (tmp_path / "t.txt").write_text("the cat\n")
+    with pytest.warns(ShadowedModelWarning, match="loading the local"):
+        assert main(["embed", "en-base", "t.txt", "-o", "o.npy", "--quiet"]) == 0
+    assert np.load("o.npy").shape == (1, 3 * 2 * base.embedding_dim)
+
+
+@pytest.mark.parametrize("make", [lambda p: (p.mkdir(), (p / "notes.txt").write_text("x")),
+                                  lambda p: p.write_text("not a model"),
+                                  lambda p: p.symlink_to(p.parent / "gone")])
+def test_a_local_non_model_named_en_base_leaves_the_default_working(tmp_path, monkeypatch, make):
+    from elmofeat.exceptions import ShadowedModelWarning
+
+    monkeypatch.chdir(tmp_path)
+    make(tmp_path / "en-base")
+    with pytest.warns(ShadowedModelWarning, match="not a model.*loading the registered model"):
+        vectorizer = ElmoVectorizer().fit(["the cat sat"])
+    assert vectorizer.bilm_.n_output_words_ > 50_000  # the shipped en-base
+
+
+# -- D19: a model file cannot carry a catastrophic token pattern -------------------------
+
+CATASTROPHIC = r"(\w+\s?)+$"
+
+
+@pytest.mark.parametrize("pattern", [CATASTROPHIC, r"(a|ab)*", r"((a+))+", r"(\w|-)+",
+                                     r"(a+){2,}", r"(x)\1"])
+def test_token_patterns_that_can_take_exponential_time_are_refused(pattern):
+    from elmofeat.text import check_token_pattern
+
+    with pytest.raises(ValueError, match="exponential time"):
+        check_token_pattern(pattern)
+
+
+@pytest.mark.parametrize("pattern", [r"(?u)\b\w\w+\b", r"(?u)\b\w+\b|[^\w\s]", r"[\w-]+",
+                                     r"\w+(?:'\w+)?", r"(\w+\s?)++", r"(?>\w+\s?)+", r"[(]+\)"])
+def test_usual_token_patterns_pass(pattern):
+    from elmofeat.text import check_token_pattern
+
+    check_token_pattern(pattern)
+
+
+def test_a_model_file_with_a_catastrophic_pattern_is_refused_at_load(base, tmp_path):
+    import pickle
+
+    import elmofeat
+
+    crafted = copy.deepcopy(base)
+    crafted.__dict__["token_pattern"] = CATASTROPHIC  # as an attacker writes the file
+    crafted.save(tmp_path / "m.pt")
+    with pytest.raises(ValueError, match="exponential time"):
+        BiLM.load(tmp_path / "m.pt")
+    vectorizer = ElmoVectorizer(base, cache_dir=None).fit(["x y"])
+    vectorizer.bilm_ = crafted
+    blob = pickle.dumps(vectorizer)
+    with pytest.raises(ValueError, match="exponential time"):
+        pickle.loads(blob)
+    path = tmp_path / "v.skops"
+    elmofeat.dump(vectorizer, path)
+    with pytest.raises(ValueError, match="exponential time"):
+        elmofeat.load(path)
+    with pytest.raises(ValueError, match="exponential time"):
+        BiLM(**{**SMALL, "token_pattern": CATASTROPHIC}).fit(["a b c"])
+
+
+# -- D15: an adaptation on a handful of documents keeps the model's layer scales ----------
+
+def test_adapting_on_one_document_keeps_the_layer_scales(base):
+    adapted = copy.deepcopy(base).set_params(warm_start=True, max_epochs=1, random_state=0)
+    adapted.fit(["topic0word1 common2 topic0word3"])
+    np.testing.assert_array_equal(adapted.layer_scales_, base.layer_scales_)
+    assert not np.allclose(base.layer_scales_, 1)
+
+
+# -- D24: a relative folder given to register() is the user's folder ----------------------
+
+def test_register_takes_a_relative_folder_from_the_working_directory(base, tmp_path, monkeypatch):
+    from elmofeat.bilm import hub
+
+    monkeypatch.chdir(tmp_path)
+    base.save_pretrained("models/my-model")
+    hub.register("probe5-model", sha256=hub.file_sha256("models/my-model/bilm.pt"),
+                 folder="models/my-model")
+    try:
+        monkeypatch.chdir("/")  # a later working directory does not matter
+        assert BiLM.from_pretrained("probe5-model").embedding_dim == base.embedding_dim
+        (tmp_path / "models/my-model/bilm.pt").unlink()
+        with pytest.raises(FileNotFoundError, match="restore the model folder"):
+            BiLM.from_pretrained("probe5-model")
+    finally:
+        del hub.REGISTRY["probe5-model"]
+
+
+# -- D25: a label-free mix given a scalar or a generator y --------------------------------
+
+def test_a_scalar_y_is_refused_clearly_and_a_generator_is_read(base, texts):
+    with pytest.raises(ValueError, match="X has 60 documents but y has a scalar"):
+        ElmoVectorizer(base, cache_dir=None).fit(texts, 5)
+    labels = make_topic_corpus(60)[1]
+    ElmoVectorizer(base, cache_dir=None).fit(texts, (label for label in labels))
+    with pytest.raises(ValueError, match="X has 60 documents but y has 3 labels"):
+        ElmoVectorizer(base, cache_dir=None).fit(texts, (label for label in labels[:3]))
+
+
+# -- D29: a damaged shipped model is not sent to a download it does not have --------------
+
+def test_a_damaged_folder_model_says_how_to_get_it_back(base, tmp_path):
+    from elmofeat.bilm import hub
+
+    weights = base.save_pretrained(tmp_path / "m")
+    hub.register("probe5-damaged", sha256="0" * 64, folder=str(tmp_path / "m"))
+    try:
+        with pytest.raises(ValueError) as error:
+            BiLM.from_pretrained("probe5-damaged")
+        assert "download" not in str(error.value) and "restore the model folder" in str(error.value)
+    finally:
+        del hub.REGISTRY["probe5-damaged"]
+    assert weights.is_file()
+
+
+# -- a copy of a shipped folder with its config.json changed (left from the 0.2.0 probe) --
+
+def test_a_copy_of_en_small_with_other_layer_scales_is_refused(tmp_path):
+    import json
+    import shutil
+
+    from elmofeat.bilm import hub
+
+    shipped = hub.PACKAGE_MODELS / "en-small"
+    copy_ = tmp_path / "en-small-copy"
+    shutil.copytree(shipped, copy_)
+    assert BiLM.from_pretrained(copy_).layer_scales_ is not None  # an exact copy loads
+    config = json.loads((copy_ / "config.json").read_text())
+    config["layer_scales"] = [1.0, 1.0, 1.0]
+    (copy_ / "config.json").write_text(json.dumps(config))
+    with pytest.raises(ValueError, match="holds the weights of the pretrained model 'en-small'"):
+        BiLM.from_pretrained(copy_)

@@ -496,6 +496,7 @@ class BiLM(EmbeddingMixin, PersistenceMixin, TextEstimatorMixin, BaseEstimator):
         super().__setattr__(name, value)
 
     def _fit(self, X, threads):
+        warm = training_data.warm_start(self)
         random_state = check_random_state(self.random_state)
         seed = int(random_state.randint(2**31 - 1))
         source = training_data.streamed_source(X)
@@ -509,9 +510,15 @@ class BiLM(EmbeddingMixin, PersistenceMixin, TextEstimatorMixin, BaseEstimator):
             self.output_dim_ = 2 * self.embedding_dim
             self.n_representations_ = self.n_layers + 1
             # The spread of each layer over the training texts: what a frozen mix
-            # divides by when there are no texts of the user's to measure it on.
-            self.layer_scales_ = layer_spread(*self.embed_tokens(data.scale_sample(),
-                                                                threads=threads))
+            # divides by when there are no texts of the user's to measure it on. An
+            # adaptation on too few documents to measure one (fewer than 2 with a token)
+            # keeps the spread the model measured before.
+            layers, offsets = self.embed_tokens(data.scale_sample(), threads=threads)
+            previous = getattr(self, "layer_scales_", None) if warm else None
+            if previous is not None and np.count_nonzero(np.diff(offsets)) < 2:
+                self.layer_scales_ = np.array(previous, dtype=np.float32)
+            else:
+                self.layer_scales_ = layer_spread(layers, offsets)
         return self
 
     def _train(self, data, seed: int, threads) -> None:

@@ -63,7 +63,8 @@ def register(name: str, *, sha256: str, folder: str | None = None, url: str | No
         Hex SHA-256 of the model's ``bilm.pt``: a file with another one is refused.
     folder : str, default=None
         A model folder inside elmofeat's ``models`` folder (for models shipped in the
-        package), or an absolute path.
+        package), or any other folder (a relative path is taken from the working
+        directory when registering).
     url : str, default=None
         Where to download ``bilm.pt`` from (http, https or file URL), once, into
         ``$ELMOFEAT_CACHE/models`` (the user's cache folder by default).
@@ -97,6 +98,10 @@ def register(name: str, *, sha256: str, folder: str | None = None, url: str | No
     if name in REGISTRY and not replace:
         raise ValueError(f"a model named {name!r} is already registered (replace=True to "
                          "replace it)")
+    if folder is not None and not Path(folder).expanduser().is_absolute() and not (
+            PACKAGE_MODELS / folder).is_dir():
+        # A relative folder that is not one of elmofeat's own: the user's, from here.
+        folder = str(Path(folder).expanduser().resolve())
     REGISTRY[name] = ModelSource(name, sha256.lower(), folder, url, description,
                                  None if config_sha256 is None else config_sha256.lower())
     return REGISTRY[name]
@@ -128,8 +133,9 @@ def file_sha256(path) -> str:
 _VERIFIED: dict[tuple, str] = {}
 
 
-def _verified(path: Path, sha256: str, name: str) -> Path:
-    """``path`` after checking its SHA-256 (once per process while it is unchanged)."""
+def _verified(path: Path, sha256: str, name: str, remedy: str) -> Path:
+    """``path`` after checking its SHA-256 (once per process while it is unchanged);
+    ``remedy``: what brings the right file back."""
     stat = path.stat()
     key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns)
     if _VERIFIED.get(key) != sha256:
@@ -138,7 +144,7 @@ def _verified(path: Path, sha256: str, name: str) -> Path:
             raise ValueError(
                 f"the weights of pretrained model {name!r} at {path} have SHA-256 {found}, "
                 f"expected {sha256}: the file is damaged or not the registered model; "
-                "reinstall elmofeat (or delete the file to download it again)")
+                f"{remedy}")
         _VERIFIED[key] = sha256
     return path
 
@@ -153,6 +159,9 @@ def cache_folder(cache_dir=None) -> Path:
     return default_cache_dir() / "models"
 
 
+_DOWNLOAD_AGAIN = "delete the file to download it again"
+
+
 def _download(source: ModelSource, cache_dir) -> Path:
     from .._file_lock import shared_lock
     from ..datasets import ChecksumError, RemoteFile, fetch_file
@@ -161,7 +170,7 @@ def _download(source: ModelSource, cache_dir) -> Path:
     target = folder / WEIGHTS_NAME
     if target.is_file():
         try:
-            return _verified(target, source.sha256, source.name)
+            return _verified(target, source.sha256, source.name, _DOWNLOAD_AGAIN)
         except ValueError:
             target.unlink()  # a damaged copy: fetch it again
     folder.mkdir(parents=True, exist_ok=True)
@@ -175,7 +184,7 @@ def _download(source: ModelSource, cache_dir) -> Path:
                 raise ValueError(f"pretrained model {source.name!r}: {exc}. The download "
                                  "was refused; the registered file may have changed at its "
                                  "source") from None
-    return _verified(target, source.sha256, source.name)
+    return _verified(target, source.sha256, source.name, _DOWNLOAD_AGAIN)
 
 
 def registered_name(name_or_path, *, prefer_local: bool = True) -> str | None:
@@ -190,14 +199,36 @@ def registered_name(name_or_path, *, prefer_local: bool = True) -> str | None:
         return None
     local = Path(name_or_path).expanduser()
     if prefer_local and (local.exists() or local.is_symlink()):
+        kind = "folder" if local.is_dir() else "file" if local.exists() else "broken link"
+        if not _is_model(local):
+            # Not a model (notes in a folder, a broken link): the user meant the name.
+            warnings.warn(
+                f"{name_or_path!r} is a registered pretrained model and also a local {kind} "
+                f"({local.absolute()}), which is not a model (no {WEIGHTS_NAME}, or not a "
+                "BiLM file): loading the registered model", ShadowedModelWarning,
+                stacklevel=3)
+            return name_or_path
         warnings.warn(
             f"{name_or_path!r} is a registered pretrained model and also a local "
-            f"{'folder' if local.is_dir() else 'file'} ({local.absolute()}): loading the local "
+            f"{kind} ({local.absolute()}): loading the local "
             "one. Rename or move it to load the registered model; name the local one as a "
             f"path (Path({name_or_path!r}) or './{name_or_path}') to silence this warning",
             ShadowedModelWarning, stacklevel=3)
         return None
     return name_or_path
+
+
+def _is_model(path: Path) -> bool:
+    """Whether ``path`` can be a model: a folder with a weights file, or a zip file
+    (``BiLM.save`` writes torch's zip format)."""
+    import zipfile
+
+    if path.is_dir():
+        return (path / WEIGHTS_NAME).is_file()
+    try:
+        return path.is_file() and zipfile.is_zipfile(path)
+    except OSError:
+        return False
 
 
 def resolve(name_or_path, cache_dir=None, *, prefer_local: bool = True) -> Path:
@@ -248,10 +279,14 @@ def _registered_weights(source: ModelSource, cache_dir) -> Path:
     folder = Path(source.folder)
     if not folder.is_absolute():
         folder = PACKAGE_MODELS / folder
+    # A shipped model comes back with elmofeat; a folder registered by a user, from
+    # wherever its owner keeps the model.
+    remedy = ("reinstall elmofeat" if PACKAGE_MODELS in folder.parents
+              else f"restore the model folder {folder} (register() pins its files)")
     path = folder / WEIGHTS_NAME
     if not path.is_file():
         raise FileNotFoundError(f"pretrained model {source.name!r} should be at {path}, "
-                                "which is missing: reinstall elmofeat")
+                                f"which is missing: {remedy}")
     if source.config_sha256 is not None:
         config = folder / CONFIG_NAME
         found = config_digest(config)
@@ -259,8 +294,18 @@ def _registered_weights(source: ModelSource, cache_dir) -> Path:
             raise ValueError(
                 f"the configuration of pretrained model {source.name!r} at {config} has "
                 f"digest {found}, expected {source.config_sha256}: the file was changed "
-                "or damaged; reinstall elmofeat")
-    return _verified(path, source.sha256, source.name)
+                f"or damaged; {remedy}")
+    return _verified(path, source.sha256, source.name, remedy)
+
+
+def registered_copy(weights: Path) -> ModelSource | None:
+    """The registered folder model whose weights ``weights`` holds (a copy of a shipped
+    model's folder), if any: its ``config.json`` must then be the model's too."""
+    pinned = [s for s in REGISTRY.values() if s.config_sha256 is not None]
+    if not pinned:
+        return None
+    found = file_sha256(weights)
+    return next((s for s in pinned if s.sha256 == found), None)
 
 
 # The models shipped with elmofeat; each folder's README.md is its card.

@@ -18,7 +18,8 @@ import numpy as np
 import torch
 from sklearn.utils.validation import check_is_fitted
 
-from .._files import atomic_path, save_torch_atomically
+from ..text import check_token_pattern
+from .._files import atomic_path, refuse_to_replace_folder, save_torch_atomically
 from .._param_validation import validate_params
 from ..text import Vocabulary
 from .._stamps import version_stamps
@@ -90,7 +91,8 @@ def save_bilm(bilm, path, dtype: str | None = None) -> None:
     save_torch_atomically(payload, Path(path))
 
 
-def save_pretrained_folder(bilm, folder, card: str | None = None, dtype: str = "float16") -> Path:
+def save_pretrained_folder(bilm, folder, card: str | None = None, dtype: str = "float16",
+                           overwrite: bool = False) -> Path:
     """Save a fitted biLM as a pretrained-model folder; return the weights file.
 
     A model folder is made for others to load: how and where this process ran the biLM
@@ -113,6 +115,7 @@ def save_pretrained_folder(bilm, folder, card: str | None = None, dtype: str = "
                         f"{type(card).__name__}")
     folder = Path(folder)
     hub.refuse_package_models(folder)
+    refuse_to_replace_folder(folder, overwrite, "a pretrained model")
     folder.mkdir(parents=True, exist_ok=True)
     weights = folder / hub.WEIGHTS_NAME
     save_bilm(bilm, weights, dtype=dtype)
@@ -288,6 +291,7 @@ class PersistenceMixin:
         try:
             validate_params(bilm)
             bilm._check_params_together()
+            check_token_pattern(bilm.token_pattern)  # a file from someone else: no ReDoS
         except (TypeError, ValueError) as exc:
             raise ValueError(f"{path} has an invalid parameter: {exc}") from None
         bilm.vocabulary_ = saved.vocabulary
@@ -339,15 +343,20 @@ class PersistenceMixin:
 
         return load_pretrained(cls, *hub.resolve_named(name_or_path, cache_dir), device=device)
 
-    def save_pretrained(self, folder, *, card: str | None = None, dtype: str = "float16"):
+    def save_pretrained(self, folder, *, card: str | None = None, dtype: str = "float16",
+                        overwrite: bool = False):
         """Save as a pretrained-model folder: ``bilm.pt`` (weights stored in ``dtype``),
         ``config.json`` and, given ``card`` (Markdown), ``README.md``. Run settings
         (``verbose``, ``n_threads``, ``checkpoint_every``) are saved at their defaults.
 
+        A folder that exists and holds files (a model saved before, or a project's own
+        ``config.json``) is refused (``FileExistsError``, nothing written) unless
+        ``overwrite=True``; each file is then replaced atomically.
+
         :meth:`from_pretrained` loads the folder. Returns the weights file's path.
         """
         check_is_fitted(self, "language_model_")
-        return save_pretrained_folder(self, folder, card=card, dtype=dtype)
+        return save_pretrained_folder(self, folder, card=card, dtype=dtype, overwrite=overwrite)
 
     def __getstate__(self):
         state = super().__getstate__()
@@ -391,10 +400,30 @@ def load_pretrained(cls, weights: Path, registered: str | None, device="cpu"):
     bilm = cls.load(weights, device=device, check_versions=registered is None)
     if bilm.layer_scales_ is None:  # a folder may hold them beside older weights
         bilm.layer_scales_ = folder_layer_scales(Path(weights), bilm.n_representations_)
+        if registered is None and bilm.layer_scales_ is not None:
+            _check_copy_of_registered(Path(weights))
     # A model made elsewhere runs here as this user's defaults say (no progress bars
     # or thread count of its author's), whatever the file holds.
     defaults = cls().get_params()
     return bilm.set_params(**{k: defaults[k] for k in cls._run_settings if k in defaults})
+
+
+def _check_copy_of_registered(weights: Path) -> None:
+    """A folder that holds a registered model's weights (a copy of en-small's folder)
+    gives that model's features only with its ``config.json``, which holds its layer
+    scales: the pin that guards the shipped folder guards the copy too."""
+    from . import hub
+
+    source = hub.registered_copy(weights)
+    if source is None:
+        return
+    config = weights.parent / hub.CONFIG_NAME
+    if hub.config_digest(config) != source.config_sha256:
+        raise ValueError(
+            f"{weights.parent} holds the weights of the pretrained model {source.name!r} "
+            f"but not its config.json ({config} was changed: it holds the layer scales "
+            "that define the model's features). Restore it from the model's folder, or load "
+            f"the model by its name, {source.name!r}")
 
 
 def weights_digest(bilm) -> str:

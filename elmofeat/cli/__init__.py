@@ -1,7 +1,8 @@
 """The ``elmofeat`` command line: ``pretrain``, ``embed`` and ``benchmark``.
 
-Errors the user can fix (a missing file, a bad value) end the command with one line on
-standard error and exit status 1; argument mistakes exit with status 2.
+Errors the user can fix (a missing file, a bad value) end the command with the whole
+message on standard error (:func:`error_message`) and exit status 1; argument mistakes
+exit with status 2.
 
 The command owns its process, so it opts in to the process-level settings that a library
 leaves to its user (:func:`entry_point`): a short OpenMP spin and malloc tuning.
@@ -57,6 +58,13 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def error_message(command: str, exc: BaseException) -> str:
+    """The one way every command reports an error the user can fix: the whole message
+    (the paths a loader tried, the fix it suggests), its lines after the first indented."""
+    lines = (str(exc) or type(exc).__name__).splitlines() or [type(exc).__name__]
+    return "\n".join([f"elmofeat {command}: error: {lines[0]}", *(f"  {line}" for line in lines[1:])])
+
+
 def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
@@ -64,8 +72,7 @@ def main(argv=None) -> int:
     try:
         return args.run(args)
     except (OSError, ValueError, TypeError, ImportError, FloatingPointError) as exc:
-        message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        print(f"elmofeat {args.command}: error: {message}", file=sys.stderr)
+        print(error_message(args.command, exc), file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print(f"elmofeat {args.command}: interrupted", file=sys.stderr)

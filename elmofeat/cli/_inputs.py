@@ -30,6 +30,19 @@ def positive_int_argument(text: str) -> int:
     return value
 
 
+def seed_argument(text: str) -> int:
+    """An argparse ``type`` for ``--seed``: an integer from 0 to 2**32 - 1 (what NumPy and
+    scikit-learn take as a seed), checked before any work."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer from 0 to 4294967295, got "
+                                         f"{text!r}") from None
+    if not 0 <= value < 2**32:
+        raise argparse.ArgumentTypeError(f"must be an integer from 0 to 4294967295, got {value}")
+    return value
+
+
 def threads(text: str):
     """An argparse ``type`` for ``--threads``: ``auto`` or an integer >= 1."""
     return "auto" if text == "auto" else positive_int_argument(text)
@@ -57,12 +70,24 @@ def _column(frame, column, path):
     return ["" if value is None or value != value else str(value) for value in values]
 
 
+def _read_json(path, lines: bool):
+    """A JSON Lines file (one object a line) or a JSON array of objects, as a table."""
+    import pandas as pd
+
+    frame = pd.read_json(path, lines=lines, dtype=False)
+    if not isinstance(frame, pd.DataFrame) or not all(isinstance(c, str) for c in frame.columns):
+        raise ValueError("expected one JSON object per document, with the text under a key "
+                         "(see --column)")
+    return frame
+
+
 def read_texts(source: str, column: str | None = None, data_home=None) -> list[str]:
     """Documents from ``source``.
 
-    * ``*.csv`` / ``*.tsv`` / ``*.parquet``: one document per row, from ``column``
-      (default: the column named ``text``, or the only column); missing values become
-      empty documents.
+    * ``*.csv`` / ``*.tsv`` / ``*.parquet`` / ``*.jsonl`` (``*.ndjson``; ``*.json``: an
+      array of objects): one document per row or object, from ``column`` (default: the
+      column or key named ``text``, or the only one); missing values become empty
+      documents.
     * any other existing file: one document per line (UTF-8).
     * a dataset name: a task of the suite, its texts as the suite reads them (``ag_news``:
       the 7,600-row partition, ``r8``: train + test, ``cr``, ``mpqa``), or one partition,
@@ -71,12 +96,14 @@ def read_texts(source: str, column: str | None = None, data_home=None) -> list[s
     path = Path(source)
     if path.is_file():
         suffix = path.suffix.lower()
-        if suffix in (".csv", ".tsv", ".parquet"):
+        if suffix in (".csv", ".tsv", ".parquet", ".jsonl", ".ndjson", ".json"):
             import pandas as pd
 
             try:
                 if suffix == ".parquet":
                     frame = pd.read_parquet(path)
+                elif suffix in (".jsonl", ".ndjson", ".json"):
+                    frame = _read_json(path, lines=suffix != ".json")
                 else:
                     frame = pd.read_csv(path, sep="\t" if suffix == ".tsv" else ",", dtype=str,
                                         keep_default_na=False)
@@ -87,7 +114,8 @@ def read_texts(source: str, column: str | None = None, data_home=None) -> list[s
                 raise ValueError(f"{path} could not be read as {suffix[1:].upper()}: {first}") from None
             return _column(frame, column, path)
         if column is not None:
-            raise ValueError(f"--column applies to CSV, TSV and Parquet files, not to {path}")
+            raise ValueError(f"--column applies to CSV, TSV, JSON Lines and Parquet files, "
+                             f"not to {path}")
         try:
             with open(path, encoding="utf-8") as handle:
                 return [line.rstrip("\r\n") for line in handle]

@@ -3,7 +3,9 @@
 An hour of pretraining must not end in "Permission denied", and an output that is one of
 the inputs would replace the texts with the result. Every command checks its output
 first: a file where a folder should be (or the reverse), a folder it cannot write in, a
-path inside an input.
+path inside an input (every input of the command: texts, word vectors, the model it
+reads), two outputs in one place, and a model folder that holds files already
+(written into only with ``--force``: the rule of ``save_pretrained(overwrite=...)``).
 """
 
 from __future__ import annotations
@@ -11,6 +13,8 @@ from __future__ import annotations
 import glob
 import tempfile
 from pathlib import Path
+
+from .._files import refuse_to_replace_folder
 
 
 def _existing_ancestor(path: Path) -> Path:
@@ -55,16 +59,35 @@ def check_output_file(output, inputs=(), what: str = "the output") -> None:
     _check_new_parents(path, output)
 
 
-def check_output_folder(output, inputs=(), what: str = "the output") -> None:
-    """``output`` can be made (or written in) as a folder and holds none of ``inputs``."""
+def check_output_folder(output, inputs=(), what: str = "the output", *,
+                        replace: bool | None = None) -> None:
+    """``output`` can be made (or written in) as a folder and holds none of ``inputs``.
+
+    ``replace``: for a model folder, whether an existing folder that holds files may be
+    written into (``--force``); None: a folder the command fills with files of its own
+    names (checkpoints, a report) and may write in again."""
     refuse_output_among_inputs(output, inputs, what)
     path = Path(output).expanduser()
     if path.exists() and not path.is_dir():
         raise ValueError(f"--output {output} exists and is not a folder")
+    if replace is not None:
+        refuse_to_replace_folder(path, replace, what, option="--force")
     if path.is_dir():
         _check_writable_folder(path, output)
     else:
         _check_new_parents(path, output)
+
+
+def refuse_nested(first: tuple, second: tuple) -> None:
+    """Two output folders of one command, ``(option, path)`` each, that are the same or
+    one inside the other would mix their files (a checkpoint folder that is the model
+    folder fails only after training)."""
+    (first_option, first_path), (second_option, second_path) = first, second
+    a, b = Path(first_path).expanduser().resolve(), Path(second_path).expanduser().resolve()
+    if a == b or a in b.parents or b in a.parents:
+        raise ValueError(f"{first_option} {first_path} and {second_option} {second_path} are "
+                         "the same folder, or one is inside the other: give each its own "
+                         "place")
 
 
 def refuse_output_among_inputs(output, inputs, what: str) -> None:

@@ -6,6 +6,7 @@ import shlex
 from dataclasses import replace
 from pathlib import Path
 
+from ._inputs import seed_argument
 from ._outputs import check_output_folder
 
 
@@ -34,7 +35,7 @@ def add_arguments(parser) -> None:
                         f"{', '.join(aliases)} select groups)")
     parser.add_argument("--bilm-epochs", type=int, help="most biLM pretraining epochs "
                         "(default: BiLM's default; quick: 2)")
-    parser.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    parser.add_argument("--seed", type=seed_argument, default=0, help="random seed (default: 0)")
     parser.add_argument("--data-home", help="dataset folder (default: $ELMOFEAT_DATA or "
                         "~/elmofeat_data); GloVe is read from <data-home>/glove/")
     parser.add_argument("--resume", action="store_true",

@@ -26,11 +26,12 @@ def add_arguments(parser) -> None:
                         "saved by `elmofeat pretrain` / BiLM.save, or a "
                         "fitted vectorizer or pipeline saved with elmofeat.dump (both load without "
                         "running code); a joblib/pickle file only with --trust-pickle")
-    parser.add_argument("input", help="text file (one document a line), CSV/TSV/Parquet file "
-                        "(see --column) or dataset name")
+    parser.add_argument("input", help="text file (one document a line), CSV/TSV/Parquet or "
+                        "JSON Lines file (see --column) or dataset name")
     parser.add_argument("-o", "--output", required=True,
                         help="features file: .npy (float32 array) or .parquet (one column per feature)")
-    parser.add_argument("--column", help="text column of a CSV/TSV/Parquet input (default: 'text')")
+    parser.add_argument("--column", help="text column (or JSON key) of a CSV/TSV/Parquet/JSON "
+                        "Lines input (default: 'text')")
     parser.add_argument("--pooling", choices=["mean", "max", "meanmax"], default="mean",
                         help="with a BiLM: how token vectors become one document vector")
     parser.add_argument("--layer-mix", choices=_label_free_mixes(), default=DEFAULT_LAYER_MIX,
@@ -58,7 +59,9 @@ def load_model(path: Path, args, texts):
         from ..bilm import BiLM
         from ..elmo.vectorizer import ElmoVectorizer
 
-        bilm = BiLM.from_pretrained(path if path.exists() else str(path))
+        # The name as typed: a registered name that is also a local folder resolves as in
+        # Python (the local model, with a warning), and './en-base' stays a path.
+        bilm = BiLM.from_pretrained(args.model)
         # The layer scales come from the model, never from the texts being embedded:
         # features of two calls (a query, a corpus) must be comparable.
         scales = "bilm"
@@ -107,6 +110,8 @@ def run(args) -> int:
     if output.suffix.lower() not in FORMATS:
         raise ValueError(f"--output must end in {' or '.join(FORMATS)}, got {output.name}")
     check_output_file(output, [args.input, args.model], "the features")
+    if output.suffix.lower() == ".parquet":
+        check_parquet_engine()  # before the documents are embedded, not after
     from ..bilm import hub
 
     if not Path(args.model).exists() and args.model not in hub.REGISTRY:
@@ -134,6 +139,15 @@ def run(args) -> int:
             pd.DataFrame(features, columns=names).to_parquet(temporary, index=False)
     print(f"wrote {output}: {features.shape[0]:,} documents x {features.shape[1]:,} features")
     return 0
+
+
+def check_parquet_engine() -> None:
+    """pandas writes Parquet with pyarrow or fastparquet: one must be installed."""
+    import importlib.util
+
+    if not any(importlib.util.find_spec(engine) for engine in ("pyarrow", "fastparquet")):
+        raise ImportError("--output .parquet needs pyarrow (or fastparquet), which is not "
+                          "installed: pip install 'elmofeat[parquet]', or write .npy")
 
 
 def _show_progress(model) -> None:

@@ -8,8 +8,8 @@ import time
 from pathlib import Path
 
 from ..models.recipes import RECIPES
-from ._inputs import positive_int_argument, read_texts, threads
-from ._outputs import check_output_file, check_output_folder
+from ._inputs import positive_int_argument, read_texts, seed_argument, threads
+from ._outputs import check_output_file, check_output_folder, refuse_nested
 
 
 def add_arguments(parser) -> None:
@@ -28,6 +28,10 @@ def add_arguments(parser) -> None:
     parser.add_argument("--pretrained", action="store_true",
                         help="save a pretrained-model folder (16-bit weights, config.json) "
                         "instead of one file")
+    parser.add_argument("--force", action="store_true",
+                        help="with --pretrained: write into an output folder that holds "
+                        "files already (its config.json, bilm.pt and README.md are "
+                        "replaced); without it such a folder is refused before any work")
     parser.add_argument("--column", help="text column of a CSV/TSV/Parquet input (default: 'text')")
     parser.add_argument("--token-layer", choices=["word", "char"], default=None,
                         help="(default: word)")
@@ -57,7 +61,7 @@ def add_arguments(parser) -> None:
                         help="torch threads (default: torch's setting, reproducible); 'auto' "
                         "follows the cores other processes leave free: much faster on a busy "
                         "machine, but the weights then depend on its load")
-    parser.add_argument("--seed", type=int, default=None,
+    parser.add_argument("--seed", type=seed_argument, default=None,
                         help="random seed (default: 0, or the recipe's)")
     parser.add_argument("--data-home", help="dataset folder for dataset names "
                         "(default: $ELMOFEAT_DATA or ~/elmofeat_data)")
@@ -93,11 +97,18 @@ def _texts(args):
 def run(args) -> int:
     from ..bilm import BiLM
 
-    # Checked before the corpus is read: the model folder (--pretrained) or file.
-    check = check_output_folder if args.pretrained else check_output_file
-    check(args.output, args.input, "the model")
+    # Checked before the corpus is read: the model folder (--pretrained) or file, against
+    # every input of the command (texts, word vectors, checkpoints it resumes from).
+    inputs = [*args.input, *([args.glove] if args.glove else [])]
+    if args.pretrained:
+        check_output_folder(args.output, [*inputs, *filter(None, [args.checkpoint_dir])],
+                            "the model", replace=args.force)
+    else:
+        check_output_file(args.output, [*inputs, *filter(None, [args.checkpoint_dir])],
+                          "the model")
     if args.checkpoint_dir:
-        check_output_folder(args.checkpoint_dir, args.input, "checkpoints")
+        check_output_folder(args.checkpoint_dir, inputs, "checkpoints")
+        refuse_nested(("--output", args.output), ("--checkpoint-dir", args.checkpoint_dir))
     params = dict(RECIPES[args.recipe].params(args.data_home)) if args.recipe else {}
     for option, param in _OPTIONS.items():
         if getattr(args, option) is not None:
@@ -122,8 +133,8 @@ def run(args) -> int:
     except KeyboardInterrupt:
         print(_interrupted(args), file=sys.stderr)
         return 130
-    if args.pretrained:
-        bilm.save_pretrained(args.output)
+    if args.pretrained:  # checked above, before the work: --force or a new folder
+        bilm.save_pretrained(args.output, overwrite=True)
     else:
         bilm.save(args.output)
     last = bilm.history_[-1]

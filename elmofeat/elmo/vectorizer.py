@@ -560,12 +560,18 @@ class ElmoVectorizer(BaseTextVectorizer):
         spec = get_mix(self.layer_mix)
         if not documents:
             raise ValueError("X is empty: fit needs at least one document")
-        # Labels are checked before the (long) pretraining, not after it.
+        # Labels are checked before the (long) pretraining, not after it; a generator
+        # of labels is read once, as X is.
+        if y is not None and not hasattr(y, "__len__") and hasattr(y, "__iter__"):
+            y = list(y)
         targets = check_targets(y, len(documents)) if spec.needs_labels else None
         if cross_fit and targets is not None:
             check_cross_fitting(self.cv, targets, self.layer_mix)
-        if targets is None and y is not None and len(np.asarray(y)) != len(documents):
-            raise ValueError(f"X has {len(documents)} documents but y has {len(np.asarray(y))} labels")
+        if targets is None and y is not None:
+            labels = np.asarray(y)
+            if labels.ndim == 0 or len(labels) != len(documents):
+                n_labels = "a scalar" if labels.ndim == 0 else f"{len(labels)} labels"
+                raise ValueError(f"X has {len(documents)} documents but y has {n_labels}")
         random_state = check_random_state(self.random_state)
         # The biLM learns from every text, labelled or not.
         self.bilm_ = self._pretrained_bilm(documents, random_state, threads)
