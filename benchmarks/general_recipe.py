@@ -20,7 +20,8 @@ en-small and, where the optional ``minilm`` extra is installed, all-MiniLM-L6-v2
 (sentence-transformers' ``encode``, mean of its token states, normalised), the
 sentence encoder a user would pick instead. Held-out perplexity is measured on each
 held-out slice of the corpus (Wikipedia, Wikinews, the three dialogue files together,
-Gutenberg), the first ``--heldout-words`` words of each.
+Gutenberg), on about ``--heldout-words`` words of each: every k-th paragraph of its files,
+k chosen to give that many.
 
 Writes benchmarks/results/general_recipe.{json,md}; each run adds or replaces its own
 rows. Models are kept under ``--work`` (outside the work tree), so a stopped run
@@ -397,7 +398,9 @@ def refresh_perplexity(names, home: Path, work: Path, heldout_words: int) -> Non
     write(rows, heldout_words)
 
 
-def write(rows: dict, heldout_words: int) -> None:
+def write(rows: dict, heldout_words: int, stored_environment: dict | None = None) -> None:
+    """Write the results files; ``stored_environment``: the machine facts of the stored
+    file, when its markdown is only written again (``--rewrite``)."""
     now = environment()
     ppl_names = list(HELDOUT)
     header = ["row", "corpus", "tokens seen", "fit min", *TASKS, "mean",
@@ -424,8 +427,9 @@ def write(rows: dict, heldout_words: int) -> None:
         "LogisticRegression's C chosen by inner 3-fold CV over "
         f"{', '.join(f'{c:g}' for c in PENALTIES)}. Each candidate read one epoch of a "
         "slice of the corpus (every k-th paragraph of each register, so that each gives "
-        f"its share of the words). Corpora: {corpora}. Held-out perplexity on the first "
-        f"{heldout_words:,} words of each held-out slice (both directions; comparable "
+        f"its share of the words). Corpora: {corpora}. Held-out perplexity on about "
+        f"{heldout_words:,} words of each held-out slice, every k-th paragraph of its "
+        "files (both directions; comparable "
         "between models with the same vocabulary only). `name@f`: the candidate's "
         "weights after a fraction f of its steps.\n\n"
         + markdown_table(header, table) + "\n")
@@ -440,7 +444,8 @@ def write(rows: dict, heldout_words: int) -> None:
             "win.\n\n" + markdown_table(["rows", *TASKS], paired) + "\n")
     markdown += equal_size_table(rows) + default_variants_table(rows)
     write_results("general_recipe", {"rows": rows, "penalties": list(PENALTIES),
-                                     "heldout_words": heldout_words}, markdown)
+                                     "heldout_words": heldout_words}, markdown,
+                  environment=stored_environment)
 
 
 #: The candidate that the others of its size change one thing of (corpus, token layer,
@@ -499,6 +504,8 @@ def main():
                         help="score en-small and NAME=PATH rows with their biLM adapted "
                         "to each split's training texts for this many epochs "
                         "(rows NAME+adaptK)")
+    parser.add_argument("--rewrite", action="store_true",
+                        help="write the markdown again from the stored rows (nothing runs)")
     parser.add_argument("--perplexity-only", action="store_true",
                         help="measure the held-out perplexity of the named stored rows again")
     parser.add_argument("--glove-100d", type=Path,
@@ -508,6 +515,10 @@ def main():
     if args.list:
         for name, candidate in CANDIDATES.items():
             print(f"{name}: {candidate}")
+        return
+    if args.rewrite:
+        stored = json.loads((RESULTS / "general_recipe.json").read_text())
+        write(stored["rows"], stored["heldout_words"], stored["environment"])
         return
     names = args.names or [*REFERENCES, *CANDIDATES]
     unknown = [n for n in names if n not in CANDIDATES and n not in REFERENCES and "=" not in n]

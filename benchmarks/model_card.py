@@ -17,10 +17,11 @@ Everything in the card is read, counted or measured, never typed in:
   is this one (its ``results.json``): the default features, adapted and in the hybrid,
   beside TF-IDF and all-MiniLM-L6-v2, and their paired differences on the same splits;
 * hardware and precision: the machine that writes the card, which must be the one that
-  trained the model (``--trained-here``; the training precision is what ``precision``
+  trained the model (``--trained-here``), or, with ``--host-from-card``, what the
+  folder's card written there gives (the training precision is what ``precision``
   resolves to there).
 
-Run: python benchmarks/model_card.py FOLDER --recipe NAME --trained-here [--data-home DIR]
+Run: python benchmarks/model_card.py FOLDER --recipe NAME --trained-here|--host-from-card [--data-home DIR]
      [--row ROW] [--suite REPORT/results.json]
 """
 
@@ -32,9 +33,10 @@ from pathlib import Path
 
 # first: the command's process settings (_common) apply before torch loads
 from _common import RESULTS, environment, markdown_table, write_text_atomically
-from card_facts import (licence_of, paired_cell, sources_table, suite_general_model_is, suite_row,
-                        training_speed, vectors_of)
+from card_facts import (LICENCE_TERMS, licence_of, licence_section, paired_cell, sources_table,
+                        suite_general_model_is, suite_row, training_speed, vectors_of)
 
+import elmofeat
 from elmofeat import BiLM
 from elmofeat.bilm.corpus import TextFiles
 from elmofeat.datasets import get_data_home
@@ -106,13 +108,30 @@ row is above. A mean inside its spread is not a win.
 """
 
 
+def trained_on(card: Path) -> tuple[str, str]:
+    """The training hardware and precision a card written on the training host gives."""
+    import re
+
+    match = re.search(r"^\| training \| [\d.]+ hours on (.+?\)), ([^,]+), batches",
+                      card.read_text(), re.M)
+    if match is None:
+        raise SystemExit(f"{card} gives no training hardware: write the card with "
+                         "--trained-here on the machine that trained the model")
+    return match.group(1), match.group(2)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("folder", type=Path)
     parser.add_argument("--recipe", required=True, choices=sorted(recipes.RECIPES))
-    parser.add_argument("--trained-here", action="store_true", required=True,
-                        help="confirm that this machine trained the model (its hardware "
-                        "and precision go into the card)")
+    where = parser.add_mutually_exclusive_group(required=True)
+    where.add_argument("--trained-here", action="store_true",
+                       help="confirm that this machine trained the model (its hardware "
+                       "and precision go into the card)")
+    where.add_argument("--host-from-card", action="store_true",
+                       help="the card is written again elsewhere: keep the training hardware "
+                       "and precision that the folder's card (written on the training host) "
+                       "gives")
     parser.add_argument("--data-home", default=None)
     parser.add_argument("--row", default=None, help="the model's row in general_recipe.json "
                         "(default: the recipe's name)")
@@ -125,8 +144,12 @@ def main():
     config = json.loads((args.folder / "config.json").read_text())
     params, history = config["params"], config["history"]
     bilm = BiLM.from_pretrained(args.folder)
-    precision = "bf16 autocast" if bilm._bf16(training=True) else "fp32"
-    host = environment()
+    if args.host_from_card:
+        hardware, precision = trained_on(args.folder / "README.md")
+    else:
+        precision = "bf16 autocast" if bilm._bf16(training=True) else "fp32"
+        host = environment()
+        hardware = f"{host['cpu_count']} CPU cores ({host['cpu']})"
     rows = json.loads((RESULTS / "general_recipe.json").read_text())["rows"]
     row = args.row or name
     if row not in rows:
@@ -145,6 +168,8 @@ def main():
     hours = sum(h["seconds"] for h in history) / 3600
     corpus_rows = [[f.name, f"{words[f.name]:,}", f"{words[f.name] / total:.1%}",
                     licence_of(f, table)] for f in files]
+    named = " ".join([*(row[-1] for row in corpus_rows), attribution])
+    licences = [k for k in LICENCE_TERMS if k in named]
 
     ppl_rows = []
     beside = [k for k in ("en-small", name) if k in references]  # name: an earlier build
@@ -172,13 +197,14 @@ def main():
 
 | | |
 |---|---|
-| architecture | word layer: {vectors} vectors (kept frozen) projected to {params['embedding_dim']}; {params['n_layers']} LSTM layers per direction, {params['hidden_dim']} wide, residual; adaptive softmax |
+| architecture | word layer: {vectors} vectors (kept frozen) projected to {params['embedding_dim']}; {params['n_layers']} LSTM layers per direction, {params['hidden_dim']} wide, residual; adaptive softmax. `bilm.pt` holds the word layer's table of {config['vocabulary_size']:,} vectors, {config['weights_dtype']}: for the words {vectors} covers, its vectors themselves |
 | vocabulary | {config['vocabulary_size']:,} words read; the {config['n_output_words']:,} most frequent corpus words predicted (min count {params['min_count']}) |
 | corpus | {total:,} words in {len(files)} files (below), read once: {tokens:,} training tokens ({len(history)} epoch, {params['validation_fraction']:.0%} of the windows held out for validation) |
-| training | {hours:.2f} hours on {host['cpu_count']} CPU cores ({host['cpu']}), {precision}, batches of {params['batch_size']} windows of at most {params['max_len']} tokens, AdamW at {params['learning_rate']}, seed {params['random_state']} |
+| training | {hours:.2f} hours on {hardware}, {precision}, batches of {params['batch_size']} windows of at most {params['max_len']} tokens, AdamW at {params['learning_rate']}, seed {params['random_state']} |
 | representations | {config['n_representations']} layers per token, {config['output_dim']} wide |
 | weights | `bilm.pt`, {config['weights_dtype']}, SHA-256 `{config['weights_sha256']}` |
-| licence of the weights | {WEIGHTS_LICENCE} |
+| licence of the weights | {WEIGHTS_LICENCE} (see "Licences and the weights") |
+| card written with | elmofeat {elmofeat.__version__} (the suite rows below: the version their report names) |
 
 ## Training data, licences and attributions
 
@@ -188,11 +214,18 @@ frozen.
 
 {markdown_table(["file", "words", "share", "licence, origin and required attribution"], corpus_rows)}
 
+Word counts, of these files and of the word-vector lists:
+`benchmarks/results/corpus_words.md`.
+
+## Licences and the weights
+
+{licence_section(args.folder, licences)}
+
 ## Held-out perplexity
 
-Both directions, the first 100,000 words of each held-out slice
-(`benchmarks/results/general_recipe.md`; the models have different vocabularies,
-so the figures compare the models only roughly):
+Both directions, on about 100,000 words of each held-out slice: every k-th paragraph
+of its files, k chosen to give that many (`benchmarks/results/general_recipe.md`; the
+models have different vocabularies, so the figures compare the models only roughly):
 
 {markdown_table(["model", *HELDOUT.values()], ppl_rows)}
 
@@ -217,6 +250,7 @@ inside its spread is not a win.
 {making}elmofeat pretrain --recipe {name} --data-home DATA --pretrained -o FOLDER \\
     --checkpoint-dir CHECKPOINTS --checkpoint-every 2000 --threads 2
 python benchmarks/general_recipe.py {row}=FOLDER --data-home DATA
+python benchmarks/corpus_words.py --data-home DATA
 python benchmarks/model_card.py FOLDER --recipe {name} --trained-here --data-home DATA{"" if row == name else f" --row {row}"}{" --suite docs/report/results.json" if args.suite else ""}
 ```
 
@@ -228,7 +262,7 @@ No product, film or place reviews are in the corpus: opinion reaches the model t
 the dialogue files only. Words neither the corpus nor GloVe's first 200,000 hold are
 `<unk>` unless adaptation (`adapt_epochs`) adds them from your texts. Its LSTMs are
 small ({params['hidden_dim']} wide) and read {tokens / 1e6:.0f}M tokens; ELMo's original
-model read about 800M.
+model read a corpus many times larger (the 1B Word Benchmark, for several epochs).
 """
     write_text_atomically(args.folder / "README.md", card)
     print(card)

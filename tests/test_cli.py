@@ -142,11 +142,13 @@ def _cli(*args):
     (["benchmark", "--folds", "1", "--output", "r"], "folds must be an integer >= 2"),
     (["benchmark", "--data-home", "/nonexistent", "--methods", "tfidf"], "AG News"),
 ])
-def test_cli_errors_are_one_line_without_traceback(args, message):
+def test_cli_errors_are_the_whole_message_without_traceback(args, message):
     result = _cli(*args)
     assert result.returncode == 1, result.stderr
     assert "Traceback" not in result.stderr
-    assert len(result.stderr.strip().splitlines()) == 1 and message in result.stderr
+    first, *rest = result.stderr.rstrip().splitlines()
+    assert first.startswith(f"elmofeat {args[0]}: error: ") and message in result.stderr
+    assert all(line.startswith("  ") for line in rest)  # the message's own lines, indented
 
 
 def test_cli_error_messages_name_the_problem(saved_bilm, corpus, tmp_path, capsys):

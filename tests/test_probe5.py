@@ -552,3 +552,40 @@ def test_a_copy_of_en_small_with_other_layer_scales_is_refused(tmp_path):
     (copy_ / "config.json").write_text(json.dumps(config))
     with pytest.raises(ValueError, match="holds the weights of the pretrained model 'en-small'"):
         BiLM.from_pretrained(copy_)
+
+
+# -- the README's first command with --quick cannot write over the committed report --------
+
+def test_a_quick_run_never_writes_over_a_full_runs_report(tmp_path, capsys, monkeypatch):
+    import json
+
+    from elmofeat.cli import main
+
+    report = tmp_path / "report"
+    report.mkdir()
+    full = {"settings": {"datasets": ["ag_news"], "seed": 0, "quick": False, "folds": None}}
+    (report / "results.json").write_text(json.dumps(full))
+    (report / "report.md").write_text("the full run")
+    ran = []
+    monkeypatch.setattr("elmofeat.suite.run_benchmark", lambda *a, **k: ran.append(a))
+    assert main(["benchmark", "--quick", "--output", str(report), "--no-figures"]) == 1
+    err = capsys.readouterr().err
+    assert "holds the report of a full run with other settings" in err and "--force" in err
+    assert (report / "report.md").read_text() == "the full run" and not ran
+
+
+def test_a_quick_run_has_its_own_default_folder(tmp_path, monkeypatch):
+    from elmofeat.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    written = {}
+    monkeypatch.setattr("elmofeat.suite.run_benchmark",
+                        lambda *a, **k: {"wall_seconds": 1.0})
+
+    def write_report(results, output, **kwargs):
+        written["output"] = output
+        return {"report.md": output / "report.md"}
+
+    monkeypatch.setattr("elmofeat.suite.write_report", write_report)
+    assert main(["benchmark", "--quick", "--no-figures"]) == 0
+    assert written["output"].name == "elmofeat-report-quick"

@@ -20,11 +20,15 @@ def add_arguments(parser) -> None:
     folds = ", ".join(f"{task.title} {task.protocol.folds}" for task in TASKS.values()
                       if isinstance(task.protocol, CrossValidation))
 
-    parser.add_argument("-o", "--output", default="elmofeat-report",
-                        help="report folder (default: ./elmofeat-report)")
+    parser.add_argument("-o", "--output", default=None,
+                        help="report folder (default: ./elmofeat-report, with --quick "
+                        "./elmofeat-report-quick); a folder that holds the report of a run "
+                        "with other settings is refused unless --force")
     parser.add_argument("--quick", action="store_true",
-                        help="smoke run (small slices, 2 folds, a small biLM): a few minutes; "
-                        "its numbers are not evidence")
+                        help="smoke run (small slices, 2 folds, a small biLM; its report "
+                        "gives its wall time): its numbers are not evidence")
+    parser.add_argument("--force", action="store_true",
+                        help="write over the report of a run with other settings in --output")
     parser.add_argument("--folds", type=int, help="folds of every cross-validated dataset "
                         f"(default: {folds}; quick: 2)")
     parser.add_argument("--datasets", nargs="+", choices=datasets, metavar="NAME",
@@ -78,13 +82,38 @@ def check_joinable(saved: dict, settings) -> None:
                          "differ): give the options it was run with")
 
 
+def refuse_other_report(output: Path, settings) -> None:
+    """A report folder holding a run with other settings (a full run's, under a quick
+    run) is not written over without ``--force``: its report, results and figures would
+    be replaced, its split files mixed with the new ones."""
+    import json
+
+    try:
+        saved = json.loads((output / "results.json").read_text(encoding="utf-8"))["settings"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return  # no report there (or none that can be read)
+    ours = json.loads(json.dumps(settings.to_dict()))
+    changed = sorted(k for k in saved.keys() | ours.keys() if saved.get(k) != ours.get(k))
+    if changed:
+        kind = "quick" if saved.get("quick") else "full"
+        raise FileExistsError(
+            f"--output {output} holds the report of a {kind} run with other settings "
+            f"({', '.join(changed)} differ): this run would replace its report, results and "
+            "figures. Choose another --output (a quick run's default is "
+            "./elmofeat-report-quick), or pass --force to write over it")
+
+
 def run(args) -> int:
     from ..suite import run_benchmark, write_report
 
     settings = settings_from(args)
+    if args.output is None:
+        args.output = "elmofeat-report-quick" if args.quick else "elmofeat-report"
     output = Path(args.output)
     if args.add_to is None:
         check_output_folder(output, what="the report")
+        if not args.force:
+            refuse_other_report(output, settings)
     if not args.no_figures:
         try:
             import matplotlib  # noqa: F401

@@ -6,14 +6,13 @@ import os
 from pathlib import Path
 
 import numpy as np
-import torch
 from joblib import Parallel, delayed, effective_n_jobs
 from sklearn.base import clone
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 from tqdm.auto import tqdm
 
-from . import caches as _bilm_cache
+from . import caches as _bilm_cache, placement
 from .._base import BaseTextVectorizer
 from .labels import check_targets
 from .transform import CHUNK, chunks, document_features, transform_part
@@ -36,27 +35,6 @@ _SPREAD_SAMPLE = 2048
 def _is_fitted_bilm(bilm) -> bool:
     return bilm is not None and hasattr(bilm, "language_model_")
 
-
-def _available(device) -> bool:
-    try:
-        resolve_device(str(device))
-    except ValueError:
-        return False
-    return True
-
-
-def _same_device(a, b) -> bool:
-    """``cuda`` and ``cuda:0`` alike: an index counts only where both have one."""
-    a, b = torch.device(a), torch.device(b)
-    return a.type == b.type and (a.index is None or b.index is None or a.index == b.index)
-
-
-def _runs_on(bilm, target) -> bool:
-    """Whether the biLM's own ``device`` names ``target`` (and is available here)."""
-    try:
-        return _same_device(resolve_device(bilm.device), target)
-    except ValueError:
-        return False
 
 
 def _shipped_model(reference: dict, device):
@@ -108,9 +86,9 @@ class ElmoVectorizer(BaseTextVectorizer):
         side (``n_layers * dim`` features), so that the classifier weighs each layer
         itself; ``"frozen"``: their sum, ``sum_j w_j h_j``. Both have fixed weights
         (``mix_weights``) and need no ``y``, so the vectorizer works without labels
-        (clustering, search, any pipeline); with the shipped model the concatenation
-        scored above the sum on the suite's sentence tasks and level with it on its
-        topic tasks. ``"trainable"``: ELMo's ``gamma * sum_j softmax(s)_j h_j`` with ``s``
+        (clustering, search, any pipeline); with ``en-small`` (0.2.0's shipped model)
+        the concatenation scored above the sum on the suite's sentence tasks and level
+        with it on its topic tasks. ``"trainable"``: ELMo's ``gamma * sum_j softmax(s)_j h_j`` with ``s``
         and ``gamma`` learned from ``y``; on the development suite it scored within a
         point of the frozen mix on every task (``elmofeat benchmark``). ``"mlp"``:
         ``relu(W [h_0; h_1; h_2] + b)``, ``mlp_dim`` wide, learned from ``y``. Any mix
@@ -500,29 +478,11 @@ class ElmoVectorizer(BaseTextVectorizer):
         return layers_of
 
     def _placed_bilm(self):
-        """``bilm_`` on the device ``transform`` runs on: ``device`` as set now (a
-        vectorizer fitted on a GPU and loaded where there is none transforms on the CPU
-        after ``set_params(device="cpu")``, or with ``device="auto"``). A copy is made
-        only when the device differs, kept for the next calls, never pickled; ``bilm_``
-        itself is left as it is (it may be shared, and its pickle may name it)."""
-        bilm = self.bilm_
-        modules_on = next(bilm.language_model_.parameters()).device
-        if isinstance(self.device, str) and self.device == "auto":
-            target = modules_on if _available(modules_on) else torch.device("cpu")
-        else:
-            target = resolve_device(self.device)  # a device that is not here: its error
-        if _same_device(modules_on, target) and _runs_on(bilm, target):
-            return bilm
-        placed = getattr(self, "_placed_bilm_copy", None)
-        if placed is not None and placed[0] is bilm and placed[1] == target:
-            return placed[2]
-        if _same_device(modules_on, target):
-            copy_ = bilm.shared_copy()  # the same modules, told where they are
-            copy_.device = str(target)
-        else:
-            copy_ = bilm.copy_to(str(target))
-        self._placed_bilm_copy = (bilm, target, copy_)
-        return copy_
+        """``bilm_`` on the device ``transform`` runs on (:mod:`.placement`): a copy,
+        kept for the next calls and never pickled, only where the device differs."""
+        bilm, self._placed_bilm_copy = placement.placed(
+            self.bilm_, self.device, getattr(self, "_placed_bilm_copy", None))
+        return bilm
 
     # --------------------------------------------------------------------- fitting
     def _layer_spread(self, documents, seed, threads) -> np.ndarray:

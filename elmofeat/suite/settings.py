@@ -90,7 +90,7 @@ class BenchmarkSettings:
 
     @classmethod
     def quick_run(cls, **changes) -> "BenchmarkSettings":
-        """A smoke run of a few minutes: each task's quick slice, 2 folds, a 64-wide biLM
+        """A smoke run (its report gives its wall time): each task's quick slice, 2 folds, a 64-wide biLM
         for 2 epochs. Its numbers show that everything runs, not how the methods
         compare."""
         sizes = {name: value for key, task in TASKS.items()
