@@ -430,7 +430,9 @@ def write(rows: dict, heldout_words: int, stored_environment: dict | None = None
         f"its share of the words). Corpora: {corpora}. Held-out perplexity on about "
         f"{heldout_words:,} words of each held-out slice, every k-th paragraph of its "
         "files (both directions; comparable "
-        "between models with the same vocabulary only). `name@f`: the candidate's "
+        "between models with the same vocabulary only). `fit min`: the model's training "
+        "minutes from its own history, on the host that trained it, which is not always "
+        "the host that scored it (`measured on`). `name@f`: the candidate's "
         "weights after a fraction f of its steps.\n\n"
         + markdown_table(header, table) + "\n")
     if "en-small" in rows:  # the shipped default, on the same splits
@@ -439,9 +441,10 @@ def write(rows: dict, heldout_words: int, stored_environment: dict | None = None
                   for name, row in rows.items() if name != "en-small"]
         markdown += (
             "\nEach row minus en-small on the same splits, paired: the difference in "
-            "accuracy split by split, in points, mean ± std and the splits on which the row "
-            "is above (AG News and R8: one split each). A mean inside its spread is not a "
-            "win.\n\n" + markdown_table(["rows", *TASKS], paired) + "\n")
+            "accuracy split by split, in points, mean ± std (the sample std of the "
+            "differences, ddof=1; the suite's report gives the population std, ddof=0) and "
+            "the splits on which the row is above (AG News and R8: one split each). A mean "
+            "inside its spread is not a win.\n\n" + markdown_table(["rows", *TASKS], paired) + "\n")
     markdown += equal_size_table(rows) + default_variants_table(rows)
     write_results("general_recipe", {"rows": rows, "penalties": list(PENALTIES),
                                      "heldout_words": heldout_words}, markdown,

@@ -101,7 +101,8 @@ by inner 3-fold cross-validation). Mean accuracy ± std over the splits:
 {markdown_table(["row", *titles], score_rows)}
 
 The same splits, paired: the difference in accuracy split by split, in points, mean ±
-std (over the splits, as the suite's report gives it) and the splits on which the first
+std (the population std over the splits, ddof=0, as the suite's report gives it) and
+the splits on which the first
 row is above. A mean inside its spread is not a win.
 
 {markdown_table(["rows", *titles], paired_rows)}
@@ -238,7 +239,8 @@ MPQA stratified 5-fold, AG News one 80/20 split of its 7,600 rows, R8 its standa
 {markdown_table(["row", *TASKS], score_rows)}
 
 The same splits, paired: the difference in accuracy split by split, in points, mean ±
-std and the splits on which {name} is above (AG News and R8: one split each). A mean
+std (the sample std of the differences, ddof=1, as `general_recipe.md` gives it) and the
+splits on which {name} is above (AG News and R8: one split each). A mean
 inside its spread is not a win.
 
 {markdown_table(["rows", *TASKS], paired_rows)}

@@ -153,11 +153,13 @@ def test_plain_attribute_writes_on_the_shared_model_are_refused(shared, name, va
 
 
 def test_train_mode_on_the_shared_modules_never_reaches_features(shared):
-    a, b, before = shared
+    a, b, _ = shared
+    unseen = ["a new sentence the fit never read", "and another one"]  # not cached
+    before = a.transform(unseen)
     b.bilm_.language_model_.train()
     state = torch.random.get_rng_state()
-    np.testing.assert_array_equal(a.transform(DOCS), before)
-    np.testing.assert_array_equal(a.transform(DOCS), before)
+    np.testing.assert_array_equal(a.transform(unseen), before)
+    np.testing.assert_array_equal(a.transform(unseen), before)
     assert torch.equal(torch.random.get_rng_state(), state)  # no dropout drew from it
     assert b.bilm_.language_model_.training  # the user's setting, put back
 
@@ -589,3 +591,35 @@ def test_a_quick_run_has_its_own_default_folder(tmp_path, monkeypatch):
     monkeypatch.setattr("elmofeat.suite.write_report", write_report)
     assert main(["benchmark", "--quick", "--no-figures"]) == 0
     assert written["output"].name == "elmofeat-report-quick"
+
+
+# -- D16: a seeded vectorizer adapts once across the workers of a parallel search ---------
+
+def test_a_seeded_adaptation_is_the_same_in_every_worker(base, texts):
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import cross_validate
+    from sklearn.pipeline import Pipeline
+
+    from elmofeat.bilm.io import weights_digest
+
+    labels = make_topic_corpus(60)[1]
+    everything = np.arange(len(texts))
+    results = cross_validate(
+        Pipeline([("elmo", ElmoVectorizer(base, adapt_epochs=1, random_state=0, cache_dir=None)),
+                  ("clf", LogisticRegression(max_iter=200))]),
+        texts, labels, cv=[(everything, everything[:10])] * 2, n_jobs=2, return_estimator=True)
+    digests = {weights_digest(e["elmo"].bilm_) for e in results["estimator"]}
+    assert len(digests) == 1
+
+
+# -- D28: what a fit does to NumPy's global random state, as the user guide says ----------
+
+def test_a_seeded_fit_leaves_numpys_global_state_and_an_unseeded_one_draws(base, texts):
+    np.random.seed(7)
+    expected = np.random.rand()
+    np.random.seed(7)
+    ElmoVectorizer(base, random_state=0, cache_dir=None).fit(texts)
+    assert np.random.rand() == expected
+    np.random.seed(7)
+    ElmoVectorizer(base, cache_dir=None).fit(texts)  # random_state=None: scikit-learn's way
+    assert np.random.rand() != expected
