@@ -21,7 +21,8 @@ Stages (each resumes where a stopped run left off):
     ``benchmarks/general_recipe.py`` scores its candidates (the same splits, features
     and C search), with the held-out perplexity of each held-out slice, and write
     ``benchmarks/results/capacity.{json,md}`` and the curve ``capacity.png``. The
-    128-wide point at one epoch is the shipped en-base itself (its recipe unchanged).
+    128-wide point at one epoch is the shipped en-base itself (its recipe unchanged),
+    whose row ``general_recipe.py`` scored on the same splits.
 ``status``
     Tokens done, snapshots kept and the last checkpoint of every configuration.
 
@@ -56,6 +57,8 @@ from elmofeat.models.recipes import RECIPES
 import general_recipe
 
 RECIPE = "en-base"
+#: general_recipe.json's row of the shipped en-base (GloVe 100d build).
+SHIPPED_ROW = "en-base-glove100"
 #: Snapshot points inside an epoch, in training tokens (every epoch's end is one too).
 SNAPSHOT_TOKENS = (4_000_000, 10_000_000, 20_000_000)
 DEFAULT_WORK = Path("~/elmofeat-work/capacity").expanduser()
@@ -199,7 +202,15 @@ def score(names, home: Path, work: Path, heldout_words: int) -> None:
     rows = stored_rows()
     todo = [(n, t, p) for n, t, p in snapshot_files(work, names) if f"{n}@{t}" not in rows]
     if "en-base" not in rows:
-        todo.insert(0, ("w128", None, None))
+        # The shipped en-base is this recipe at width 128 after one epoch; general_recipe.py
+        # scored it under the same protocol, splits and held-out sample (row SHIPPED_ROW).
+        recipe_rows = general_recipe.stored_rows()
+        if SHIPPED_ROW in recipe_rows:
+            rows["en-base"] = {**recipe_rows[SHIPPED_ROW], "width": "w128",
+                               "hidden_dim": 128, "embedding_dim": 128,
+                               "note": f"the shipped en-base: general_recipe.json, row {SHIPPED_ROW}"}
+        else:
+            todo.insert(0, ("w128", None, None))
     if not todo:
         print("every snapshot is scored")
         write(rows, heldout_words)
@@ -220,7 +231,8 @@ def score(names, home: Path, work: Path, heldout_words: int) -> None:
                      "trained_on": {k: record.get(k) for k in ("device", "threads", "bf16")}}
         print(f"== {key}", flush=True)
         row = general_recipe.model_row(bilm, heldout, splits, **facts)
-        row.pop("fit_minutes", None)
+        if path is not None:
+            row.pop("fit_minutes", None)  # a snapshot's minutes are train_minutes
         row["hidden_dim"], row["embedding_dim"] = bilm.hidden_dim, bilm.embedding_dim
         rows[key] = row
         write(rows, heldout_words)
