@@ -59,6 +59,10 @@ import general_recipe
 RECIPE = "en-base"
 #: general_recipe.json's row of the shipped en-base (GloVe 100d build).
 SHIPPED_ROW = "en-base-glove100"
+#: general_recipe.json's rows of the same configuration at width 128 on fewer tokens:
+#: the recipe screen's slice (its register shares, 40/25/35, are not en-base's).
+SCREEN_ROWS = {"modern-3m-glove100": "128 wide, GloVe 6B 100d, the recipe screen's "
+                                     "3M-word slice of the modern mix (not en-base's shares)"}
 #: Snapshot points inside an epoch, in training tokens (every epoch's end is one too).
 SNAPSHOT_TOKENS = (4_000_000, 10_000_000, 20_000_000)
 DEFAULT_WORK = Path("~/elmofeat-work/capacity").expanduser()
@@ -211,6 +215,11 @@ def score(names, home: Path, work: Path, heldout_words: int) -> None:
                                "note": f"the shipped en-base: general_recipe.json, row {SHIPPED_ROW}"}
         else:
             todo.insert(0, ("w128", None, None))
+    for name, note in SCREEN_ROWS.items():
+        recipe_rows = general_recipe.stored_rows()
+        if name not in rows and name in recipe_rows:
+            rows[name] = {**recipe_rows[name], "width": "w128-screen", "hidden_dim": 128,
+                          "embedding_dim": 128, "note": note}
     if not todo:
         print("every snapshot is scored")
         write(rows, heldout_words)
@@ -272,7 +281,11 @@ def write(rows: dict, heldout_words: int) -> None:
         "stratified 5-fold, AG News one stratified 80/20 split, R8 its standard split. "
         f"Held-out perplexity on about {heldout_words:,} words of each held-out slice "
         "(every k-th paragraph). `train min`: minutes of training to the snapshot, on the "
-        "device the row names (`trained_on` in the json).\n\n"
+        "device the row names (`trained_on` in the json), wall time on a machine shared with "
+        "other work where the json's `note` says so. `en-base` and `modern-3m-glove100` are "
+        "general_recipe.json's rows (the latter: 128 wide, GloVe 6B 100d, the recipe "
+        "screen's 3M-word slice of the modern mix, whose register shares are not "
+        "en-base's).\n\n"
         + markdown_table(header, table) + "\n")
     if anchors:
         markdown += ("\nReference suite means on the same splits (general_recipe.json): "
@@ -286,6 +299,13 @@ def write(rows: dict, heldout_words: int) -> None:
                          "mean ± std over the splits and the splits above; AG News and R8 "
                          "one split each). A mean inside its spread is not a win.\n\n"
                          + markdown_table(["rows", *tasks], paired) + "\n")
+    for screen in (n for n in SCREEN_ROWS if n in rows):
+        early = [[f"{n} minus {screen}", *(paired_cell(r, rows[screen], t) for t in tasks)]
+                 for n, r in ordered if "@" in n and r["tokens_seen"] < 10_000_000]
+        if early:
+            markdown += (f"\nThe early snapshots minus {screen} (128 wide, about as many tokens, "
+                         "another slice of the same registers), paired as above.\n\n"
+                         + markdown_table(["rows", *tasks], early) + "\n")
     write_results("capacity", {"rows": rows, "heldout_words": heldout_words,
                                "anchors": anchors}, markdown)
     figure(rows, anchors)
@@ -298,10 +318,13 @@ def figure(rows: dict, anchors: dict) -> Path | None:
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
+        import matplotlib.ticker  # noqa: F401 (matplotlib.ticker below)
     except ImportError:
         return None
     by_width = {}
     for row in rows.values():
+        if row.get("width") == "w128-screen":
+            continue  # another corpus slice: a marker of its own, not a point of the line
         by_width.setdefault((row["hidden_dim"], row["embedding_dim"]), []).append(row)
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
     for (cells, width), points in sorted(by_width.items()):
@@ -311,11 +334,21 @@ def figure(rows: dict, anchors: dict) -> Path | None:
         left.plot(tokens, [suite_mean(r) for r in points], "o-", label=label)
         right.plot(tokens, [r["heldout_perplexity"]["wikipedia"] for r in points], "o-",
                    label=label)
+    for name, row in rows.items():
+        if row.get("width") == "w128-screen":
+            left.plot([row["tokens_seen"] / 1e6], [suite_mean(row)], "x", color="grey",
+                      label=f"{name} (128 cells, screen slice)")
+            right.plot([row["tokens_seen"] / 1e6], [row["heldout_perplexity"]["wikipedia"]],
+                       "x", color="grey", label=f"{name} (128 cells, screen slice)")
     for name, value in anchors.items():
         left.axhline(value, ls="--", lw=1, color="grey")
-        left.annotate(name, (left.get_xlim()[0], value), fontsize=8, va="bottom")
+        left.text(0.01, value, {"tfidf": "TF-IDF", "minilm": "all-MiniLM-L6-v2"}.get(name, name),
+                  transform=left.get_yaxis_transform(), fontsize=8, va="bottom")
     for axis in (left, right):
         axis.set_xscale("log")
+        axis.set_xticks([2, 4, 10, 20, 40, 80])
+        axis.get_xaxis().set_major_formatter(matplotlib.ticker.ScalarFormatter())
+        axis.get_xaxis().set_minor_formatter(matplotlib.ticker.NullFormatter())
         axis.set_xlabel("training tokens (millions)")
         axis.legend(fontsize=8)
     left.set_ylabel("suite mean accuracy (4 tasks)")
