@@ -22,7 +22,7 @@ PUBLIC = [
     ("elmofeat.mixes", ["MixSpec", "register"]),
     ("elmofeat.mixes.scalar", ["ScalarMix", "LinearMix"]),
     ("elmofeat.mixes.mlp", ["MLPMix"]),
-    ("elmofeat.datasets", ["load_ag_news", "load_r8", "load_cr", "load_mpqa", "get_data_home", "clean_ag_news_text",
+    ("elmofeat.datasets", ["load_ag_news", "load_r8", "load_cr", "load_mpqa", "load_20newsgroups", "get_data_home", "clean_ag_news_text",
                            "fetch_file", "RemoteFile"]),
     ("elmofeat.suite", ["BenchmarkSettings", "run_benchmark", "write_report", "register_task",
                         "register_method"]),

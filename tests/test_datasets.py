@@ -306,3 +306,38 @@ def test_a_connection_that_never_answers_fails_soon_and_says_what_it_fetched(tmp
     notice = capsys.readouterr().err
     assert f"fetching test.csv from {url}" in notice and "gives up after 2 attempts" in notice
     assert os.listdir(tmp_path) == []
+
+
+def test_20newsgroups_bydate_split(data_home):
+    from elmofeat.datasets import load_20newsgroups
+
+    test = load_20newsgroups(data_home, subset="test")
+    assert len(test.data) == 7532 and len(test.target_names) == 20
+    assert test.target_names == sorted(test.target_names)
+    assert "comp.graphics" in test.target_names and set(test.partition) == {"test"}
+    assert all(isinstance(t, str) for t in test.data) and "Subject:" in test.data[0]
+    assert np.bincount(test.target).min() > 200  # every group is there
+
+
+def test_20newsgroups_missing_and_damaged_files(tmp_path):
+    import lzma
+
+    from elmofeat.datasets import load_20newsgroups
+
+    with pytest.raises(FileNotFoundError, match="20 Newsgroups not found"):
+        load_20newsgroups(tmp_path)
+    with pytest.raises(ValueError, match="subset must be"):
+        load_20newsgroups(tmp_path, subset="dev")
+    folder = tmp_path / "20ng"
+    folder.mkdir()
+    with lzma.open(folder / "20news-bydate-train.jsonl.xz", "wt") as f:
+        f.write('{"label": "sci.space", "text": "orbit"}\n{"label": 3}\n')
+    with pytest.raises(ValueError, match=r"train.jsonl.xz:2: expected an object"):
+        load_20newsgroups(tmp_path)
+    (folder / "20news-bydate-train.jsonl.xz").write_bytes(b"not xz")
+    with pytest.raises(ValueError, match="not an intact xz-compressed JSON Lines file"):
+        load_20newsgroups(tmp_path)
+    with lzma.open(folder / "20news-bydate-train.jsonl.xz", "wt") as f:
+        f.write('{"label": "sci.space", "text": "orbit"}\n{"label": "rec.autos", "text": "car"}\n')
+    news = load_20newsgroups(tmp_path)
+    assert news.data == ["orbit", "car"] and news.target.tolist() == [1, 0]

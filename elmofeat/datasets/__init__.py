@@ -1,4 +1,4 @@
-"""Dataset loaders: AG News, Reuters R8, CR and MPQA, from a data home, with verified downloads.
+"""Dataset loaders: AG News, Reuters R8, CR, MPQA and 20 Newsgroups, from a data home, with verified downloads.
 
 The data home is the ``data_home`` argument, else the ``ELMOFEAT_DATA`` environment
 variable, else ``~/elmofeat_data``.
@@ -7,6 +7,7 @@ variable, else ``~/elmofeat_data``.
 from ._ag_news import clean_ag_news_text, load_ag_news
 from ._polarity import load_cr, load_mpqa
 from ._base import ChecksumError, RemoteFile, fetch_file, get_data_home
+from ._newsgroups import load_20newsgroups
 from ._r8 import load_r8
 
 __all__ = [
@@ -15,6 +16,7 @@ __all__ = [
     "clean_ag_news_text",
     "fetch_file",
     "get_data_home",
+    "load_20newsgroups",
     "load_ag_news",
     "load_cr",
     "load_mpqa",
