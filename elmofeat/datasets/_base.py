@@ -171,3 +171,22 @@ def missing_data_error(dataset: str, looked_at: list[Path], how_to_get: str) -> 
         f"{dataset} not found. Looked at:\n{paths}\n{how_to_get}\n"
         f"The data home is the data_home argument, else ${DATA_HOME_ENV}, else ~/elmofeat_data."
     )
+
+
+def labelled_partitions(read: dict, descr: str):
+    """A ``Bunch`` of labelled partitions read in order: ``read`` maps each partition's
+    name to ``(labels, texts)``. Label ids come from every partition read (sorted
+    names), so that they are the same whatever subset is loaded."""
+    import numpy as np
+    from sklearn.utils import Bunch
+
+    target_names = sorted({label for labels, _ in read.values() for label in labels})
+    code = {name: i for i, name in enumerate(target_names)}
+    data, target, partition = [], [], []
+    for part, (labels, texts) in read.items():
+        data.extend(texts)
+        target.extend(code[label] for label in labels)
+        partition.extend([part] * len(texts))
+    return Bunch(data=data, target=np.asarray(target, dtype=np.int64),
+                 target_names=target_names, partition=np.asarray(partition, dtype=object),
+                 DESCR=descr)

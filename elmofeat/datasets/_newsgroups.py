@@ -6,10 +6,9 @@ import json
 import lzma
 from pathlib import Path
 
-import numpy as np
 from sklearn.utils import Bunch
 
-from ._base import get_data_home, missing_data_error
+from ._base import get_data_home, labelled_partitions, missing_data_error
 
 FOLDER = "20ng"
 FILES = {"train": "20news-bydate-train.jsonl.xz", "test": "20news-bydate-test.jsonl.xz"}
@@ -80,20 +79,6 @@ def load_20newsgroups(data_home=None, subset="train") -> Bunch:
             "remove=()) gives the posts and groups).",
         )
     read = {part: _read(path) for part, path in paths.items()}
-    target_names = sorted({label for labels, _ in read.values() for label in labels})
-    code = {name: i for i, name in enumerate(target_names)}
-    data, target, partition = [], [], []
-    for part, (labels, texts) in read.items():
-        data.extend(texts)
-        target.extend(code[label] for label in labels)
-        partition.extend([part] * len(texts))
-    return Bunch(
-        data=data,
-        target=np.asarray(target, dtype=np.int64),
-        target_names=target_names,
-        partition=np.asarray(partition, dtype=object),
-        DESCR=(
-            "20 Newsgroups, bydate split: Usenet posts from 20 groups, with headers, quotes "
-            f"and signatures. Partitions loaded: {', '.join(parts)} from {home}."
-        ),
-    )
+    return labelled_partitions(
+        read, "20 Newsgroups, bydate split: Usenet posts from 20 groups, with headers, quotes "
+              f"and signatures. Partitions loaded: {', '.join(parts)} from {home}.")

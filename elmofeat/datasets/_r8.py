@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 from sklearn.utils import Bunch
 
-from ._base import RemoteFile, fetch_file, get_data_home, missing_data_error
+from ._base import (RemoteFile, fetch_file, get_data_home, labelled_partitions,
+                    missing_data_error)
 
 FOLDER = "r8"
 _BASE_URL = "https://www.cs.umb.edu/~smimarog/textmining/datasets/"
@@ -87,23 +87,6 @@ def load_r8(data_home=None, subset="train", *, download_if_missing=False) -> Bun
         )
     # Read every partition first so that the label ids are the same whatever the subset.
     read = {part: _read(path) for part, path in paths.items()}
-    all_labels = set()
-    for labels, _ in read.values():
-        all_labels.update(labels)
-    target_names = sorted(all_labels)
-    code = {name: i for i, name in enumerate(target_names)}
-    data, target, partition = [], [], []
-    for part, (labels, texts) in read.items():
-        data.extend(texts)
-        target.extend(code[label] for label in labels)
-        partition.extend([part] * len(texts))
-    return Bunch(
-        data=data,
-        target=np.asarray(target, dtype=np.int64),
-        target_names=target_names,
-        partition=np.asarray(partition, dtype=object),
-        DESCR=(
-            "Reuters-21578 R8 (Cardoso-Cachopo, all-terms, ModApte split): 8 classes. "
-            f"Partitions loaded: {', '.join(parts)} from {home}."
-        ),
-    )
+    return labelled_partitions(
+        read, "Reuters-21578 R8 (Cardoso-Cachopo, all-terms, ModApte split): 8 classes. "
+              f"Partitions loaded: {', '.join(parts)} from {home}.")
