@@ -25,6 +25,10 @@ Stages (each resumes where a stopped run left off):
     whose row ``general_recipe.py`` scored on the same splits.
 ``status``
     Tokens done, snapshots kept and the last checkpoint of every configuration.
+``leg-pack NAME --out DIR`` / ``leg-unpack NAME --returned DIR``
+    Train the next part of a run on a lent GPU (``device_leg.py``, which says what a
+    leg carries): pack it here, run ``python benchmarks/device_leg.py DIR --out OUT``
+    there, and turn what comes back into the run's checkpoint and snapshots here.
 
 Run: python benchmarks/capacity.py train w256p [--threads 1] [--work DIR]
      python benchmarks/capacity.py score
@@ -54,6 +58,7 @@ from elmofeat.bilm.callbacks import CHECKPOINT_NAME, Callback
 from elmofeat.datasets import get_data_home
 from elmofeat.models.recipes import RECIPES
 
+import device_leg
 import general_recipe
 
 RECIPE = "en-base"
@@ -145,22 +150,14 @@ class TokenSnapshots(Callback):
     def save(self, trainer, point: int, seen: int, record: dict | None) -> None:
         if self.path(point).exists():
             return
-        partial = self.bilm.shared_copy()
-        partial.language_model_ = copy.deepcopy(trainer.lm).to("cpu").eval()
-        partial.device = "cpu"
-        partial.history_ = [{
+        save_snapshot(self.bilm, copy.deepcopy(trainer.lm), self.path(point), len(trainer.history), {
             "epoch": trainer.epoch if record else trainer.epoch + 1,
             "snapshot_tokens": point, "training_tokens": seen,
             "seconds": round(self.seconds(), 1), "global_step": trainer.global_step,
             "validation_perplexity": record["validation_perplexity"] if record else None,
             "train_perplexity": record["train_perplexity"] if record else trainer.running_stats()[1],
             "threads": torch.get_num_threads(), "device": str(trainer.config.device),
-            "bf16": bool(trainer.config.bf16)}]
-        partial.n_epochs_ = len(trainer.history)
-        partial.output_dim_ = 2 * partial.embedding_dim
-        partial.n_representations_ = partial.n_layers + 1
-        partial.layer_scales_ = None  # the suite's features measure the spread on the task
-        partial.save(self.path(point))
+            "bf16": bool(trainer.config.bf16)})
         print(f"\nsnapshot {self.path(point)} ({seen:,} tokens, {self.seconds() / 60:.1f} min)",
               file=sys.stderr, flush=True)
 
@@ -172,12 +169,45 @@ class TokenSnapshots(Callback):
         self._start = time.perf_counter()
 
 
+def save_snapshot(bilm: BiLM, lm, path: Path, n_epochs: int, record: dict) -> None:
+    """``bilm`` (fitted up to its weights) with the weights of ``lm`` as a BiLM file: a
+    snapshot of a run, its facts in ``history_``."""
+    partial = bilm.shared_copy()
+    partial.language_model_ = lm.to("cpu").eval()
+    partial.device = "cpu"
+    partial.history_ = [record]
+    partial.n_epochs_ = n_epochs
+    partial.output_dim_ = 2 * partial.embedding_dim
+    partial.n_representations_ = partial.n_layers + 1
+    partial.layer_scales_ = None  # the suite's features measure the spread on the task
+    partial.save(path)
+
+
+def run_bilm(name: str, home: Path, work: Path, glove: Path, **settings) -> BiLM:
+    """The configuration's BiLM, checkpointing into ``work/ckpt/NAME``."""
+    return BiLM(**params(WIDTHS[name], home, glove), checkpoint_dir=str(work / "ckpt" / name),
+                **settings)
+
+
+def share_encoded_corpus(name: str, work: Path) -> None:
+    """Every configuration reads the same encoded corpus (the recipe's texts, split by
+    its seed): a run without one links another run's files instead of encoding afresh
+    (EncodedCorpus.open checks that they encode the same files the same way)."""
+    target = work / "ckpt" / name / "corpus"
+    sources = [p for p in (work / "ckpt").glob("*/corpus") if p != target
+               and (p / "meta.json").is_file()]
+    if target.exists() or not sources:
+        return
+    target.mkdir(parents=True)
+    for path in sources[0].iterdir():
+        os.link(path, target / path.name)
+
+
 def train(name: str, home: Path, work: Path, glove: Path, threads, device: str,
           checkpoint_every: int, at_tokens=SNAPSHOT_TOKENS) -> None:
-    width = WIDTHS[name]
-    bilm = BiLM(**params(width, home, glove), n_threads=threads, device=device,
-                checkpoint_dir=str(work / "ckpt" / name), checkpoint_every=checkpoint_every,
-                verbose=True)
+    share_encoded_corpus(name, work)
+    bilm = run_bilm(name, home, work, glove, n_threads=threads, device=device,
+                    checkpoint_every=checkpoint_every, verbose=True)
     snapshots = TokenSnapshots(bilm, name, work, at_tokens)
     original = bilm_estimator.standard_callbacks
     bilm_estimator.standard_callbacks = lambda *a, **k: [*original(*a, **k), snapshots]
@@ -187,6 +217,56 @@ def train(name: str, home: Path, work: Path, glove: Path, threads, device: str,
         bilm_estimator.standard_callbacks = original
     bilm.save(work / f"{name}.pt")  # the finished model, layer scales measured
     print(f"saved {work / f'{name}.pt'}", flush=True)
+
+
+def pack_leg(name: str, home: Path, work: Path, glove: Path, out: Path, blocks,
+             budget: float) -> None:
+    """Write the next leg of the run ``name`` for a lent machine into ``out`` (see
+    ``device_leg.py``); keep here, in ``work/legs/NAME``, what its return needs."""
+    share_encoded_corpus(name, work)
+    bilm = run_bilm(name, home, work, glove, device="cpu", checkpoint_every=None)
+    seconds = TokenSnapshots(bilm, name, work, ())  # carries the run's seconds so far
+    grab = device_leg.capture(bilm, RECIPES[RECIPE].corpus(home), [seconds])
+    leg = device_leg.pack(grab, bilm, out, blocks, budget, SNAPSHOT_TOKENS)
+    keep = work / "legs" / name
+    keep.mkdir(parents=True, exist_ok=True)
+    torch.save(grab.embedding, keep / "embedding.pt")
+    save_snapshot(bilm, grab.lm, keep / "base.pt", len(grab.state["history"]), {})
+    (keep / "leg.json").write_text(json.dumps({k: leg[k] for k in (
+        "start", "stop_step", "blocks", "fingerprint", "n_tokens", "steps_per_epoch")}))
+    size = sum(p.stat().st_size for p in Path(out).rglob("*") if p.is_file())
+    print(f"leg of {name}: epoch {leg['start']['epoch'] + 1}, steps {leg['start']['step']} to "
+          f"{leg['stop_step']} of {leg['steps_per_epoch']} (blocks {leg['blocks']}), "
+          f"{leg['n_device_words']:,} word rows, {size / 2**20:.1f} MiB in {out}")
+
+
+def unpack_leg(name: str, work: Path, returned: Path) -> None:
+    """What a leg gave back (``returned``) becomes the run's checkpoint and snapshots."""
+    keep = work / "legs" / name
+    leg = json.loads((keep / "leg.json").read_text())
+    embedding = torch.load(keep / "embedding.pt", map_location="cpu", weights_only=True)
+    result, state = device_leg.returned_state(returned, embedding)
+    base = BiLM.load(keep / "base.pt")
+    for file in result["snapshots"]:
+        snap, weights = device_leg.snapshot_weights(returned, file, embedding)
+        lm = copy.deepcopy(base.language_model_)
+        lm.load_state_dict(weights)
+        record = snap["record"]
+        path = work / f"{name}@{snap['point']}.pt"
+        save_snapshot(base, lm, path, snap["epochs_done"], {
+            "epoch": leg["start"]["epoch"] + 1 if record is None else record["epoch"],
+            "snapshot_tokens": snap["point"], "training_tokens": snap["seen"],
+            "seconds": round(snap["seconds"], 1), "global_step": snap["global_step"],
+            "validation_perplexity": record["validation_perplexity"] if record else None,
+            "train_perplexity": record["train_perplexity"] if record else snap["train_perplexity"],
+            "threads": None, "device": result["gpu"] or result["device"],
+            "bf16": result["bf16"], "weights_dtype": "float16"})
+        print(f"snapshot {path}")
+    path = device_leg.write_checkpoint(state, leg["fingerprint"], work / "ckpt" / name)
+    print(f"{path}: epoch {result['epoch'] + 1}, step {result['step_in_epoch']} "
+          f"({result['tokens']:,} tokens; the leg: {result['steps']:,} steps in "
+          f"{result['seconds']:.0f} s on {result['gpu'] or result['device']}, paused: "
+          f"{result['paused']})")
 
 
 def snapshot_files(work: Path, names) -> list[tuple[str, int, Path]]:
@@ -374,7 +454,7 @@ def status(work: Path) -> None:
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("stage", choices=("train", "score", "status"))
+    parser.add_argument("stage", choices=("train", "score", "status", "leg-pack", "leg-unpack"))
     parser.add_argument("names", nargs="*", help=f"configurations ({', '.join(WIDTHS)})")
     parser.add_argument("--data-home", default=None)
     parser.add_argument("--work", type=Path, default=DEFAULT_WORK,
@@ -388,6 +468,13 @@ def main():
     parser.add_argument("--snapshot-tokens", type=int, nargs="*", default=list(SNAPSHOT_TOKENS),
                         help="snapshot points inside an epoch, in training tokens")
     parser.add_argument("--heldout-words", type=int, default=100_000)
+    parser.add_argument("--out", type=Path, help="leg-pack: the leg's folder (empty)")
+    parser.add_argument("--blocks", type=int, default=None,
+                        help="leg-pack: at most this many shuffle blocks")
+    parser.add_argument("--budget-mb", type=float, default=device_leg.CARRY_BUDGET / 2**20,
+                        help="leg-pack: the most the leg may weigh")
+    parser.add_argument("--returned", type=Path,
+                        help="leg-unpack: the folder the lent machine's files came back in")
     args = parser.parse_args()
     unknown = [n for n in args.names if n not in WIDTHS]
     if unknown:
@@ -399,6 +486,18 @@ def main():
             parser.error("train takes one configuration")
         train(args.names[0], home, args.work, args.glove_100d, args.threads, args.device,
               args.checkpoint_every, args.snapshot_tokens)
+    elif args.stage in ("leg-pack", "leg-unpack"):
+        if len(args.names) != 1:
+            parser.error(f"{args.stage} takes one configuration")
+        if args.stage == "leg-pack":
+            if args.out is None:
+                parser.error("leg-pack needs --out")
+            pack_leg(args.names[0], home, args.work, args.glove_100d, args.out, args.blocks,
+                     args.budget_mb * 2**20)
+        else:
+            if args.returned is None:
+                parser.error("leg-unpack needs --returned")
+            unpack_leg(args.names[0], args.work, args.returned)
     elif args.stage == "score":
         score(args.names or list(WIDTHS), home, args.work, args.heldout_words)
     else:
