@@ -263,10 +263,31 @@ def unpack_leg(name: str, work: Path, returned: Path) -> None:
             "bf16": result["bf16"], "weights_dtype": "float16"})
         print(f"snapshot {path}")
     path = device_leg.write_checkpoint(state, leg["fingerprint"], work / "ckpt" / name)
+    record_leg(name, leg, result)
     print(f"{path}: epoch {result['epoch'] + 1}, step {result['step_in_epoch']} "
           f"({result['tokens']:,} tokens; the leg: {result['steps']:,} steps in "
           f"{result['seconds']:.0f} s on {result['gpu'] or result['device']}, paused: "
           f"{result['paused']})")
+
+
+def record_leg(name: str, leg: dict, result: dict) -> None:
+    """Keep the facts of a leg trained elsewhere in ``results/capacity_legs.json``."""
+    path = RESULTS / "capacity_legs.json"
+    legs = json.loads(path.read_text())["legs"] if path.is_file() else {}
+    start = leg["start"]["epoch"] * leg["steps_per_epoch"] + leg["start"]["step"]
+    legs[f"{name}@{start}"] = {
+        "start_step": start, "end_step": result["global_step"],
+        "start_tokens": int(round(start / leg["steps_per_epoch"] * leg["n_tokens"])),
+        "end_tokens": result["tokens"], "steps": result["steps"],
+        "seconds": round(result["seconds"], 1),
+        "steps_per_second": round(result["steps_per_second"], 2),
+        "tokens_per_second": round((result["tokens"] - int(round(
+            start / leg["steps_per_epoch"] * leg["n_tokens"]))) / result["seconds"]),
+        "paused": result["paused"], "finished": result["finished"],
+        **{k: result[k] for k in ("device", "gpu", "bf16", "torch", "bf16_matmul_peak_flops")}}
+    path.write_text(json.dumps({"benchmark": "capacity_legs", "command":
+                                "python benchmarks/capacity.py leg-unpack NAME --returned DIR",
+                                "legs": legs}, indent=2) + "\n")
 
 
 def snapshot_files(work: Path, names) -> list[tuple[str, int, Path]]:
@@ -327,6 +348,17 @@ def score(names, home: Path, work: Path, heldout_words: int) -> None:
         write(rows, heldout_words)
 
 
+def trained_on(facts: dict | None) -> str:
+    """"CPU, 1 thread, fp32" or "NVIDIA H200, bf16": where a snapshot's minutes ran."""
+    if not facts:
+        return ""
+    precision = "bf16" if facts.get("bf16") else "fp32"
+    if facts.get("device") in (None, "cpu"):
+        threads = facts.get("threads")
+        return f"CPU, {threads} thread{'s' if threads != 1 else ''}, {precision}"
+    return f"{facts['device']}, {precision}"
+
+
 def suite_mean(row: dict) -> float:
     return float(np.mean([row["scores"][t]["mean"] for t in general_recipe.TASKS]))
 
@@ -335,7 +367,7 @@ def write(rows: dict, heldout_words: int) -> None:
     now = environment()
     tasks = general_recipe.TASKS
     ppl_names = list(general_recipe.HELDOUT)
-    header = ["row", "cells -> width", "tokens seen", "train min", *tasks, "mean",
+    header = ["row", "cells -> width", "tokens seen", "train min", "trained on", *tasks, "mean",
               *(f"ppl {n}" for n in ppl_names), "measured on"]
     table = []
     ordered = sorted(rows.items(), key=lambda kv: (kv[1]["hidden_dim"], kv[1]["embedding_dim"],
@@ -345,6 +377,7 @@ def write(rows: dict, heldout_words: int) -> None:
         ppl = row["heldout_perplexity"]
         table.append([name, f"{row['hidden_dim']} -> {row['embedding_dim']}",
                       f"{row['tokens_seen']:,}", row.get("train_minutes", ""),
+                      trained_on(row.get("trained_on")),
                       *(f"{row['scores'][t]['mean']:.4f}" for t in tasks),
                       f"{suite_mean(row):.4f}", *(f"{ppl[n]:.1f}" for n in ppl_names),
                       f"{row['measured']['cpu']}, {row['measured']['date'][:10]}"])

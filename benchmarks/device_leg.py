@@ -120,12 +120,12 @@ def capture(bilm, corpus, extra_callbacks=()) -> _Capture:
     return grab
 
 
-def _save_xz(array: np.ndarray, path: Path) -> None:
+def save_xz(array: np.ndarray, path: Path) -> None:
     with lzma.open(path, "wb", preset=6) as f:
         np.save(f, array, allow_pickle=False)
 
 
-def _load_xz(path: Path) -> np.ndarray:
+def load_xz(path: Path) -> np.ndarray:
     with lzma.open(path, "rb") as f:
         return np.load(f, allow_pickle=False)
 
@@ -199,16 +199,16 @@ def pack(grab: _Capture, bilm, leg: Path, max_blocks: int | None = None,
     model_to_device = np.full(len(grab.embedding), -1, np.int64)
     model_to_device[device_to_model] = np.arange(len(device_to_model))
     for s, ids in shard_ids.items():
-        _save_xz(model_to_device[ids].astype(np.int32), leg / "corpus" / f"train-{s:05d}.npy.xz")
-        _save_xz(np.load(corpus.folder / corpus.meta["shards"][s]["lengths"]),
+        save_xz(model_to_device[ids].astype(np.int32), leg / "corpus" / f"train-{s:05d}.npy.xz")
+        save_xz(np.load(corpus.folder / corpus.meta["shards"][s]["lengths"]),
                  leg / "corpus" / f"train-{s:05d}-lengths.npy.xz")
     for i, ids in enumerate(valid):
-        _save_xz(model_to_device[data.id_map[ids]].astype(np.int32),
+        save_xz(model_to_device[data.id_map[ids]].astype(np.int32),
                  leg / "corpus" / f"valid-{i:05d}.npy.xz")
-        _save_xz(np.load(corpus.folder / corpus.meta["valid_shards"][i]["lengths"]),
+        save_xz(np.load(corpus.folder / corpus.meta["valid_shards"][i]["lengths"]),
                  leg / "corpus" / f"valid-{i:05d}-lengths.npy.xz")
     rows = grab.embedding[torch.from_numpy(device_to_model)].numpy().astype(rows_dtype)
-    _save_xz(rows, leg / "rows.npy.xz")
+    save_xz(rows, leg / "rows.npy.xz")
     (leg / "state.pt.xz").write_bytes(packed_state)
     last = blocks[-1]
     stop_step = int(plan.starts[last + 1])
@@ -324,13 +324,13 @@ def run(leg_dir: Path, out: Path, device: str, seconds: float | None) -> dict:
         for i, shard in enumerate(meta[part]):
             stem = f"{'train' if part == 'shards' else 'valid'}-{i:05d}"
             if (packed / f"{stem}.npy.xz").exists():
-                np.save(folder / f"{stem}.npy", _load_xz(packed / f"{stem}.npy.xz"))
-                np.save(folder / f"{stem}-lengths.npy", _load_xz(packed / f"{stem}-lengths.npy.xz"))
+                np.save(folder / f"{stem}.npy", load_xz(packed / f"{stem}.npy.xz"))
+                np.save(folder / f"{stem}-lengths.npy", load_xz(packed / f"{stem}-lengths.npy.xz"))
             shard["ids"], shard["lengths"] = f"{stem}.npy", f"{stem}-lengths.npy"
     corpus = EncodedCorpus(folder, meta, [], np.zeros(0, np.int64))
     id_map = np.arange(leg["n_device_words"], dtype=np.int64)
     data = StreamedData(corpus, id_map, buffer_shards=leg["buffer_shards"])
-    rows = torch.from_numpy(_load_xz(leg_dir / "rows.npy.xz").astype(np.float32))
+    rows = torch.from_numpy(load_xz(leg_dir / "rows.npy.xz").astype(np.float32))
     lm = build_language_model(leg["n_device_words"], **leg["build"], pretrained=rows.numpy(),
                               freeze_embedding=True, n_output_words=leg["n_output_words"])
     state = _with_embedding(_loads(lzma.decompress((leg_dir / "state.pt.xz").read_bytes())),
