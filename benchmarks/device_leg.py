@@ -23,6 +23,9 @@ the full word layer. A run then resumes here (``capacity.py train NAME``) or in 
 next leg as if uninterrupted: on the CPU, a leg run there and resumed gives the very
 weights of an uninterrupted run (``tests/test_device_leg.py``).
 
+The leg's folder must be inside the checkout and ignored by git (``.leg/`` is), so that
+the call carries it (``carry: [".leg"]``).
+
 Run: python benchmarks/capacity.py leg-pack w512p --out .leg        (here)
      python benchmarks/device_leg.py .leg --out $OUT --seconds 420     (there)
      python benchmarks/capacity.py leg-unpack w512p --returned DIR      (here)
@@ -59,7 +62,8 @@ EMBEDDING = "encoder.token_layer.embedding.weight"
 PART_BYTES = 15 * 2**20
 #: What one call carries, less the checkout: 64 MiB travel, and the checkout's code alone
 #: (``elmofeat/`` without the shipped weights, ``benchmarks/*.py``) is about 1.1 MB; move
-#: the weights, ``docs/``, ``tests/`` and ``benchmarks/results/`` out for the call.
+#: the weights, ``docs/``, ``tests/`` and ``benchmarks/results/`` out for the call (git
+#: restores them; no script may write results meanwhile, or it writes a new folder).
 CARRY_BUDGET = 62 * 2**20
 #: What one call gives back.
 RETURN_BUDGET = 62 * 2**20

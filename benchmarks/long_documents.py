@@ -1,0 +1,419 @@
+"""Long documents (issue 53): which pooled features of en-base's token representations
+read a whole post, measured on the suite's four tasks and 20 Newsgroups.
+
+The mean over hundreds of tokens washes out the few words that carry a long post's
+topic. Each candidate here pools the same token representations another way, and is
+scored under the suite's protocol (general_recipe.py's splits and C search; 20
+Newsgroups: a seeded stratified sample of its standard split), so that a choice is
+made on every task at once:
+
+* ``mean``: the default features (``layer_mix="concat"``: each layer's mean, scaled as
+  the frozen mix scales it, side by side), recomputed from the stored representations;
+* ``idf``: the same, each token weighted by its inverse document frequency on the
+  split's training texts (scikit-learn's smooth IDF);
+* ``sif`` / ``sif-pc``: smooth inverse frequency weights ``a / (a + p(w))`` (``p``: the
+  token's share of the training tokens, ``a = 1e-3``), and the same with each
+  document's projection on the training documents' first principal component removed;
+* ``idf-token`` / ``idf-top``: the IDF-weighted token layer alone / top LSTM layer alone;
+* ``idf-power3``: ``idf`` beside the IDF-weighted signed cubic power mean (a softer max);
+* ``cbow``: a contextual bag of words: token vectors assigned to a k-means codebook
+  learned without labels on the training texts' tokens, counted and TF-IDF weighted
+  (senses in place of word forms), and ``cbow+tfidf`` beside word TF-IDF;
+* ``hybrid-mean`` / ``hybrid-idf``: ``make_hybrid``'s construction (TF-IDF beside the
+  centred, row-normalised dense block at weight 0.2) with the ``mean`` or ``idf`` block;
+* ``tfidf``: ``TfidfVectorizer(sublinear_tf=True)``, the floor.
+
+Stages:
+
+``embed``
+    en-base's three layer representations of every token of every task's documents,
+    once, in float16 under ``WORK/TASK/``.
+``check``
+    ``mean`` against ``ElmoVectorizer``'s default features on CR's first split (they
+    must agree to 1% of the features' scale).
+``score [CANDIDATES]``
+    Score candidates not yet in ``results/long_documents.json`` and write
+    ``results/long_documents.{json,md}``.
+
+Run: python benchmarks/long_documents.py embed
+     python benchmarks/long_documents.py check
+     python benchmarks/long_documents.py score
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+# first: the command's process settings (_common) apply before torch loads
+from _common import RESULTS, markdown_table, write_results
+from card_facts import paired_cell
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.cluster import MiniBatchKMeans
+from sklearn.feature_extraction.text import TfidfTransformer, TfidfVectorizer
+from sklearn.model_selection import train_test_split
+from sklearn.pipeline import FeatureUnion, Pipeline
+from sklearn.preprocessing import Normalizer, StandardScaler
+
+from elmofeat import BiLM
+from elmofeat.datasets import get_data_home, load_20newsgroups
+from elmofeat.suite.data import Split
+
+import general_recipe
+
+TASKS = (*general_recipe.TASKS, "20ng")
+#: 20 Newsgroups' sample: training and test posts (the issue's measurement's size).
+NEWSGROUPS_SIZES = (3000, 3000)
+DEFAULT_WORK = Path("~/elmofeat-work/long_documents").expanduser()
+CHUNK_DOCUMENTS = 256
+SIF_A = 1e-3
+CODEBOOK = 2000
+CODEBOOK_SAMPLE = 200_000
+HYBRID_WEIGHT = 0.2
+
+
+def newsgroups_split(home: Path, seed: int = 0) -> Split:
+    """A seeded stratified sample of 20 Newsgroups' standard split."""
+    parts = {}
+    for subset, size in zip(("train", "test"), NEWSGROUPS_SIZES):
+        bunch = load_20newsgroups(home, subset=subset)
+        texts, _, labels, _ = train_test_split(bunch.data, bunch.target, train_size=size,
+                                               stratify=bunch.target, random_state=seed)
+        parts[subset] = (list(texts), np.asarray(labels))
+    return Split(f"{NEWSGROUPS_SIZES[0]:,} / {NEWSGROUPS_SIZES[1]:,} sampled (seed {seed})",
+                 *parts["train"], *parts["test"])
+
+
+def all_splits(home: Path) -> dict:
+    splits = general_recipe.suite_splits(home)
+    splits["20ng"] = [newsgroups_split(home)]
+    return splits
+
+
+# ---------------------------------------------------------------------------- storage
+class Store:
+    """One task's documents as en-base reads them: ``layers`` (n_tokens, 3 * dim) float16,
+    the three layers side by side; ``types`` (n_tokens,) an id per distinct token;
+    ``offsets`` (n_documents + 1,); ``index``: text -> document."""
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+        meta = json.loads((folder / "meta.json").read_text())
+        self.dim, self.n_types = meta["dim"], meta["n_types"]
+        self.offsets = np.load(folder / "offsets.npy")
+        self.types = np.load(folder / "types.npy")
+        self.layers = np.load(folder / "layers.npy", mmap_mode="r")
+        texts = json.loads((folder / "texts.json").read_text())
+        self.index = {text: i for i, text in enumerate(texts)}
+
+    @staticmethod
+    def build(folder: Path, texts: list, bilm: BiLM) -> None:
+        folder.mkdir(parents=True, exist_ok=True)
+        texts = list(dict.fromkeys(texts))
+        tokens = bilm.tokenize(texts)
+        vocabulary: dict[str, int] = {}
+        types = np.fromiter((vocabulary.setdefault(t, len(vocabulary)) for doc in tokens
+                             for t in doc), np.int32)
+        offsets = np.concatenate([[0], np.cumsum([len(d) for d in tokens])]).astype(np.int64)
+        dim = bilm.output_dim_
+        layers = np.lib.format.open_memmap(folder / "layers.tmp.npy", mode="w+",
+                                           dtype=np.float16, shape=(int(offsets[-1]), 3 * dim))
+        for start in range(0, len(texts), CHUNK_DOCUMENTS):
+            chunk = tokens[start: start + CHUNK_DOCUMENTS]
+            values, _ = bilm.embed_tokens(chunk)
+            values = values.reshape(len(values), 3 * dim)
+            layers[offsets[start]: offsets[start] + len(values)] = values.astype(np.float16)
+            print(f"\r  {min(start + CHUNK_DOCUMENTS, len(texts)):,}/{len(texts):,} documents",
+                  end="", flush=True)
+        print()
+        layers.flush()
+        del layers
+        (folder / "layers.tmp.npy").rename(folder / "layers.npy")
+        np.save(folder / "types.npy", types)
+        np.save(folder / "offsets.npy", offsets)
+        (folder / "texts.json").write_text(json.dumps(texts))
+        (folder / "meta.json").write_text(json.dumps({"dim": dim, "n_types": len(vocabulary),
+                                                      "n_tokens": int(offsets[-1])}))
+
+    def documents(self, texts) -> np.ndarray:
+        return np.fromiter((self.index[t] for t in texts), np.int64, len(texts))
+
+    def chunks(self, docs):
+        """(documents, their token rows as float32, their token types, offsets) a chunk
+        at a time."""
+        for start in range(0, len(docs), CHUNK_DOCUMENTS):
+            part = docs[start: start + CHUNK_DOCUMENTS]
+            lengths = self.offsets[part + 1] - self.offsets[part]
+            local = np.concatenate([[0], np.cumsum(lengths)])
+            rows = np.repeat(self.offsets[part] - local[:-1], lengths) + np.arange(local[-1])
+            yield part, np.asarray(self.layers[rows], np.float32), self.types[rows], local
+
+
+def weighted_pool(store: Store, docs, weights, columns=slice(None), power: int = 1) -> np.ndarray:
+    """Per document, the weighted mean of its tokens' vectors (``weights``: one per
+    token type, None: equal), or the signed ``power`` mean; zeros for a document with
+    no token."""
+    out = []
+    for _, values, types, local in store.chunks(docs):
+        values = values[:, columns]
+        if power != 1:
+            values = values ** power
+        w = np.ones(len(types)) if weights is None else weights[types]
+        n = len(local) - 1
+        matrix = sp.csr_matrix((w, np.arange(len(types)), local), shape=(n, len(types)))
+        totals = np.asarray(matrix.sum(axis=1)).ravel()
+        pooled = (matrix @ values) / np.maximum(totals, 1e-12)[:, None]
+        if power != 1:
+            pooled = np.sign(pooled) * np.abs(pooled) ** (1.0 / power)
+        out.append(pooled.astype(np.float32))
+    return np.concatenate(out)
+
+
+def document_frequency(store: Store, docs) -> np.ndarray:
+    seen = np.zeros(store.n_types)
+    for _, _, types, local in store.chunks(docs):
+        for i in range(len(local) - 1):
+            seen[np.unique(types[local[i]: local[i + 1]])] += 1
+    return seen
+
+
+def token_counts(store: Store, docs) -> np.ndarray:
+    counts = np.zeros(store.n_types)
+    for _, _, types, _ in store.chunks(docs):
+        counts += np.bincount(types, minlength=store.n_types)
+    return counts
+
+
+# ------------------------------------------------------------------------- candidates
+class Pooled:
+    """A vectorizer over a task's :class:`Store`: ``fit`` learns the weights (and
+    components) from the training texts alone, ``transform`` pools."""
+
+    def __init__(self, store: Store, weighting=None, columns=slice(None), remove_pc=False,
+                 power3=False):
+        self.store, self.weighting, self.columns = store, weighting, columns
+        self.remove_pc, self.power3 = remove_pc, power3
+
+    def fit_transform(self, texts):
+        docs = self.store.documents(texts)
+        n = len(docs)
+        if self.weighting == "idf":
+            self.weights_ = np.log((1 + n) / (1 + document_frequency(self.store, docs))) + 1
+        elif self.weighting == "sif":
+            counts = token_counts(self.store, docs)
+            self.weights_ = SIF_A / (SIF_A + counts / max(counts.sum(), 1))
+        else:
+            self.weights_ = None
+        features = self._pool(docs)
+        # each layer's block divided by its spread over the training documents, as the
+        # default features' frozen weights are (ElmoVectorizer measures it on fit)
+        blocks = features.reshape(n, -1, self.store.dim).astype(np.float64)
+        spread = np.sqrt(blocks.var(axis=0).mean(axis=-1))
+        self.scale_ = 1.0 / (3.0 * np.where(spread > 1e-12, spread, 1.0))
+        features = self._scaled(features)
+        if self.remove_pc:
+            centred = features - features.mean(axis=0)
+            self.component_ = np.linalg.svd(centred, full_matrices=False)[2][0]
+            features = features - np.outer(features @ self.component_, self.component_)
+        return features
+
+    def _pool(self, docs):
+        # a type never seen in training gets the largest weight, as an unseen word would
+        features = weighted_pool(self.store, docs, self.weights_, self.columns)
+        if self.power3:
+            features = np.hstack([features, weighted_pool(self.store, docs, self.weights_,
+                                                          self.columns, power=3)])
+        return features
+
+    def _scaled(self, features):
+        n = len(features)
+        blocks = features.reshape(n, -1, self.store.dim) * self.scale_[None, :, None]
+        return blocks.reshape(n, -1).astype(np.float32)
+
+    def transform(self, texts):
+        features = self._scaled(self._pool(self.store.documents(texts)))
+        if self.remove_pc:
+            features = features - np.outer(features @ self.component_, self.component_)
+        return features
+
+
+class ContextualBag:
+    """Token vectors (the three layers side by side, unit norm) assigned to a k-means
+    codebook learned on a sample of the training tokens, counted, TF-IDF weighted."""
+
+    def __init__(self, store: Store, with_words: bool = False, seed: int = 0):
+        self.store, self.with_words, self.seed = store, with_words, seed
+
+    def _codes(self, docs):
+        blocks = []
+        for part, values, _, local in self.store.chunks(docs):
+            values /= np.maximum(np.linalg.norm(values, axis=1, keepdims=True), 1e-12)
+            codes = self.kmeans_.predict(values)
+            owner = np.repeat(np.arange(len(part)), np.diff(local))
+            blocks.append(sp.csr_matrix((np.ones(len(codes)), (owner, codes)),
+                                        shape=(len(part), CODEBOOK)))
+        return sp.vstack(blocks).tocsr()
+
+    def fit_transform(self, texts):
+        docs = self.store.documents(texts)
+        rng = np.random.default_rng(self.seed)
+        sample = []
+        for _, values, _, _ in self.store.chunks(docs):
+            keep = rng.random(len(values)) < CODEBOOK_SAMPLE / max(1, self._n_tokens(docs))
+            sample.append(values[keep])
+        sample = np.concatenate(sample)
+        sample /= np.maximum(np.linalg.norm(sample, axis=1, keepdims=True), 1e-12)
+        self.kmeans_ = MiniBatchKMeans(CODEBOOK, random_state=self.seed, n_init=1,
+                                       batch_size=4096).fit(sample)
+        self.tfidf_ = TfidfTransformer(sublinear_tf=True)
+        bag = self.tfidf_.fit_transform(self._codes(docs))
+        if self.with_words:
+            self.words_ = TfidfVectorizer(sublinear_tf=True)
+            bag = sp.hstack([self.words_.fit_transform(texts), bag]).tocsr()
+        return bag
+
+    def _n_tokens(self, docs):
+        return int((self.store.offsets[docs + 1] - self.store.offsets[docs]).sum())
+
+    def transform(self, texts):
+        bag = self.tfidf_.transform(self._codes(self.store.documents(texts)))
+        if self.with_words:
+            bag = sp.hstack([self.words_.transform(texts), bag]).tocsr()
+        return bag
+
+
+def hybrid(dense) -> FeatureUnion:
+    """``make_hybrid``'s construction around any dense vectorizer."""
+    block = Pipeline([("dense", dense), ("center", StandardScaler(with_std=False)),
+                      ("normalize", Normalizer())])
+    return FeatureUnion([("tfidf", TfidfVectorizer(sublinear_tf=True)), ("dense", block)],
+                        transformer_weights={"dense": HYBRID_WEIGHT})
+
+
+def candidates(store: Store, dim: int) -> dict:
+    token, top = slice(0, dim), slice(2 * dim, 3 * dim)
+    return {
+        "tfidf": lambda: TfidfVectorizer(sublinear_tf=True),
+        "mean": lambda: Pooled(store),
+        "idf": lambda: Pooled(store, "idf"),
+        "sif": lambda: Pooled(store, "sif"),
+        "sif-pc": lambda: Pooled(store, "sif", remove_pc=True),
+        "idf-token": lambda: Pooled(store, "idf", token),
+        "idf-top": lambda: Pooled(store, "idf", top),
+        "idf-power3": lambda: Pooled(store, "idf", power3=True),
+        "cbow": lambda: ContextualBag(store),
+        "cbow+tfidf": lambda: ContextualBag(store, with_words=True),
+        "hybrid-mean": lambda: hybrid(Pooled(store)),
+        "hybrid-idf": lambda: hybrid(Pooled(store, "idf")),
+    }
+
+
+CANDIDATES = tuple(candidates(None, 1))
+
+
+# ------------------------------------------------------------------------------ stages
+def embed(home: Path, work: Path, tasks=TASKS) -> None:
+    bilm = BiLM.from_pretrained("en-base")
+    for task, splits in all_splits(home).items():
+        if task not in tasks:
+            continue
+        folder = work / task
+        if (folder / "meta.json").is_file():
+            continue
+        texts = [t for s in splits for t in (*s.X_train, *s.X_test)]
+        print(f"== {task}: {len(set(texts)):,} documents", flush=True)
+        Store.build(folder, texts, bilm)
+
+
+def check(home: Path, work: Path, task: str = "cr") -> float:
+    """The ``mean`` candidate against ``ElmoVectorizer``'s default features on the task's
+    first split: the largest difference relative to the features' largest value (they
+    differ by the float16 storage and by the spread's sample: the vectorizer measures
+    it on at most 2,048 training documents, ``mean`` on all of them)."""
+    from elmofeat import ElmoVectorizer
+
+    split = all_splits(home)[task][0]
+    pooled = Pooled(Store(work / task))
+    ours = [pooled.fit_transform(split.X_train), pooled.transform(split.X_test)]
+    vectorizer = ElmoVectorizer(BiLM.from_pretrained("en-base"), cache_dir=None, random_state=0)
+    theirs = [vectorizer.fit_transform(split.X_train), vectorizer.transform(split.X_test)]
+    worst = max(float(np.abs(a - b).max() / np.abs(b).max()) for a, b in zip(ours, theirs))
+    print(f"mean against ElmoVectorizer on {task}, {split.name}: largest relative "
+          f"difference {worst:.4f}")
+    if worst > 0.01:
+        raise SystemExit("the stored representations do not give the default features")
+    return worst
+
+
+def stored_rows() -> dict:
+    path = RESULTS / "long_documents.json"
+    return json.loads(path.read_text())["rows"] if path.is_file() else {}
+
+
+def score(names, home: Path, work: Path) -> None:
+    splits = all_splits(home)
+    rows = stored_rows()
+    stores = {task: Store(work / task) for task in splits}
+    for name in names:
+        if name in rows:
+            continue
+        print(f"== {name}", flush=True)
+        scores = {}
+        for task, task_splits in splits.items():
+            make = candidates(stores[task], stores[task].dim)[name]
+            scores.update(general_recipe.score(make, {task: task_splits}))
+        rows[name] = {"scores": scores}
+        write(rows, splits)
+
+
+def write(rows: dict, splits: dict) -> None:
+    header = ["candidate", *TASKS, "mean of 4", "mean of 5"]
+    table = []
+    for name, row in rows.items():
+        means = [row["scores"][t]["mean"] for t in TASKS]
+        table.append([name, *(f"{m:.4f}" for m in means), f"{np.mean(means[:4]):.4f}",
+                      f"{np.mean(means):.4f}"])
+    markdown = (
+        "## Long documents: pooling en-base's token representations\n\n"
+        "Each candidate pools the same token representations of the shipped en-base "
+        "(not adapted), scored as `benchmarks/general_recipe.py` scores its rows (C "
+        "chosen by inner 3-fold CV; CR and MPQA 5 folds, AG News and R8 one split); 20 "
+        f"Newsgroups: {splits['20ng'][0].name} posts of its standard split. See the "
+        "script's docstring for what each candidate is.\n\n"
+        + markdown_table(header, table) + "\n")
+    if "mean" in rows:
+        paired = [[f"{n} minus mean", *(paired_cell(r, rows["mean"], t) for t in TASKS)]
+                  for n, r in rows.items() if n != "mean"]
+        markdown += ("\nEach candidate minus `mean` (today's default features) on the same "
+                     "splits, paired (points; mean ± std over folds where there are folds). "
+                     "A mean inside its spread is not a win.\n\n"
+                     + markdown_table(["rows", *TASKS], paired) + "\n")
+    write_results("long_documents", {"rows": rows}, markdown)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("stage", choices=("embed", "check", "score"))
+    parser.add_argument("names", nargs="*", help=f"candidates ({', '.join(CANDIDATES)})")
+    parser.add_argument("--data-home", default=None)
+    parser.add_argument("--work", type=Path, default=DEFAULT_WORK)
+    parser.add_argument("--tasks", nargs="+", default=list(TASKS), choices=TASKS,
+                        help="embed: the tasks to embed")
+    args = parser.parse_args()
+    unknown = [n for n in args.names if n not in CANDIDATES]
+    if unknown:
+        parser.error(f"unknown candidates {unknown}; known: {list(CANDIDATES)}")
+    home = Path(get_data_home(args.data_home))
+    if args.stage == "embed":
+        embed(home, args.work, args.tasks)
+    elif args.stage == "check":
+        check(home, args.work)
+    else:
+        score(args.names or list(CANDIDATES), home, args.work)
+
+
+if __name__ == "__main__":
+    main()
