@@ -197,7 +197,7 @@ class Pooled:
         self.store, self.weighting, self.columns = store, weighting, columns
         self.remove_pc, self.power3 = remove_pc, power3
 
-    def fit_transform(self, texts):
+    def fit_transform(self, texts, y=None):
         docs = self.store.documents(texts)
         n = len(docs)
         if self.weighting == "idf":
@@ -219,6 +219,10 @@ class Pooled:
             self.component_ = np.linalg.svd(centred, full_matrices=False)[2][0]
             features = features - np.outer(features @ self.component_, self.component_)
         return features
+
+    def fit(self, texts, y=None):
+        self.fit_transform(texts)
+        return self
 
     def _pool(self, docs):
         # a type never seen in training gets the largest weight, as an unseen word would
@@ -257,7 +261,7 @@ class ContextualBag:
                                         shape=(len(part), CODEBOOK)))
         return sp.vstack(blocks).tocsr()
 
-    def fit_transform(self, texts):
+    def fit_transform(self, texts, y=None):
         docs = self.store.documents(texts)
         rng = np.random.default_rng(self.seed)
         sample = []
