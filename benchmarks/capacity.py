@@ -275,14 +275,13 @@ def record_leg(name: str, leg: dict, result: dict) -> None:
     path = RESULTS / "capacity_legs.json"
     legs = json.loads(path.read_text())["legs"] if path.is_file() else {}
     start = leg["start"]["epoch"] * leg["steps_per_epoch"] + leg["start"]["step"]
+    start_tokens = int(round(start / leg["steps_per_epoch"] * leg["n_tokens"]))
     legs[f"{name}@{start}"] = {
         "start_step": start, "end_step": result["global_step"],
-        "start_tokens": int(round(start / leg["steps_per_epoch"] * leg["n_tokens"])),
-        "end_tokens": result["tokens"], "steps": result["steps"],
+        "start_tokens": start_tokens, "end_tokens": result["tokens"], "steps": result["steps"],
         "seconds": round(result["seconds"], 1),
         "steps_per_second": round(result["steps_per_second"], 2),
-        "tokens_per_second": round((result["tokens"] - int(round(
-            start / leg["steps_per_epoch"] * leg["n_tokens"]))) / result["seconds"]),
+        "tokens_per_second": round((result["tokens"] - start_tokens) / result["seconds"]),
         "paused": result["paused"], "finished": result["finished"],
         **{k: result[k] for k in ("device", "gpu", "bf16", "torch", "bf16_matmul_peak_flops")}}
     path.write_text(json.dumps({"benchmark": "capacity_legs", "command":
