@@ -124,14 +124,17 @@ def matmul_peak(dtype, **kwargs) -> float:
 
 
 def bare_lstm_flops(batch: int, time_steps: int, dim: int, bf16: bool, *, backward: bool,
-                    seconds: float = 3.0) -> float:
-    """FLOP/s of one bare ``nn.LSTM(dim, dim)`` on a random ``(batch, time_steps, dim)``
-    input, forward (in inference mode) or forward + backward: the ceiling of the kernel
-    the biLM is made of, at one shape."""
+                    seconds: float = 3.0, input_dim: int | None = None) -> float:
+    """FLOP/s of one bare ``nn.LSTM`` on a random ``(batch, time_steps, input)`` input,
+    forward (in inference mode) or forward + backward: the ceiling of the kernel the
+    biLM is made of, at one shape. ``nn.LSTM(dim, dim)``, or, with ``input_dim`` below
+    ``dim``, the projected layer ``nn.LSTM(input_dim, dim, proj_size=input_dim)``."""
     import torch
 
-    lstm = torch.nn.LSTM(dim, dim, batch_first=True)
-    x = torch.randn(batch, time_steps, dim, requires_grad=backward)
+    d = dim if input_dim is None else input_dim
+    proj = d if d != dim else 0
+    lstm = torch.nn.LSTM(d, dim, batch_first=True, proj_size=proj)
+    x = torch.randn(batch, time_steps, d, requires_grad=backward)
 
     def run():
         if backward:
@@ -146,7 +149,8 @@ def bare_lstm_flops(batch: int, time_steps: int, dim: int, bf16: bool, *, backwa
         while time.perf_counter() - start < seconds:
             run()
             n += 1
-    per_pass = batch * time_steps * 2 * 4 * dim * (2 * dim) * (3 if backward else 1)
+    forward = 4 * dim * (d + d) + dim * d if proj else 4 * dim * (2 * dim)
+    per_pass = batch * time_steps * 2 * forward * (3 if backward else 1)
     return n * per_pass / (time.perf_counter() - start)
 
 

@@ -23,19 +23,23 @@ when the token layer does not learn), divided by the measured peak of a 2048 x
 The other parts move memory rather than multiply: their share of the
 step's time is what counts.
 
-Writes benchmarks/results/bilm_step_profile.{json,md} (one section per model).
+Writes benchmarks/results/bilm_step_profile.{json,md} (one section per model; models
+not named keep their stored sections).
 Run: python benchmarks/bilm_step_profile.py [--batches 60] [--precision bf16|fp32]
-     [--models default en-base] [--data-home DIR]
+     [--models default en-base ~/elmofeat-work/capacity/w512p@40838681.pt]
+     [--data-home DIR]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import time
+from pathlib import Path
 
 # first: the command's process settings (_common) apply before torch loads
-from _common import (bare_lstm_flops, markdown_table, matmul_peak, training_step,
-                     write_results)
+from _common import (RESULTS, bare_lstm_flops, environment, markdown_table, matmul_peak,
+                     training_step, write_results)
 
 import numpy as np
 import torch
@@ -48,10 +52,13 @@ from elmofeat.bilm.softmax import bucketed_rows
 from elmofeat.datasets import load_ag_news
 
 
-def lstm_flops(batch, d, h, n_layers) -> float:
-    """Forward matmul FLOPs of every LSTM layer of both directions on a padded batch."""
+def lstm_flops(batch, d, h, n_layers, projected: bool = False) -> float:
+    """Forward matmul FLOPs of every LSTM layer of both directions on a padded batch. A
+    projected layer (``proj_size=d``) feeds back its ``d``-wide projection, not its ``h``
+    cells, and adds the ``h -> d`` projection."""
     positions = batch.word_ids.numel()
-    return positions * 2 * 4 * h * (d + h) * n_layers * 2
+    per_position = 4 * h * (d + d) + h * d if projected else 4 * h * (d + h)
+    return positions * 2 * per_position * n_layers * 2
 
 
 def softmax_flops(adaptive, targets) -> float:
@@ -139,8 +146,13 @@ def _inside_blockwise_softmax(event) -> bool:
 
 
 def model_for(name: str, texts, precision: str):
-    """``(bilm, description)``: the default BiLM pretrained one epoch on ``texts``, or a
-    registered pretrained model as it ships."""
+    """``(bilm, description)``: the default BiLM pretrained one epoch on ``texts``, a
+    registered pretrained model as it ships, or a saved BiLM file (e.g. a snapshot of
+    ``capacity.py``'s wide runs)."""
+    if Path(name).suffix == ".pt":
+        if not Path(name).is_file():
+            raise SystemExit(f"{name}: no such BiLM file")
+        return BiLM.load(name), f"`{Path(name).stem}` (its adaptation's steps)"
     if name == "default":
         bilm = BiLM(max_epochs=1, validation_fraction=0.0, random_state=0,
                     precision=precision).fit(texts)
@@ -181,10 +193,12 @@ def profile(name: str, texts, args) -> tuple[dict, str]:
     step_seconds, median_seconds = min(passes), float(np.median(passes))
     d, h = bilm.embedding_dim, bilm.hidden_dim
     mean_width = int(round(np.mean([b.word_ids.shape[1] for b in batches])))
-    bare = bare_lstm_flops(bilm.batch_size, mean_width, h, bf16, backward=True)
+    bare = bare_lstm_flops(bilm.batch_size, mean_width, h, bf16, backward=True,
+                           input_dim=d)
     peak = max(peak_before, matmul_peak(dtype))
 
-    forward_lstm = sum(lstm_flops(b, d, h, bilm.n_layers) for b in batches)
+    projected = h != d  # the encoder projects wider cells back to the embedding width
+    forward_lstm = sum(lstm_flops(b, d, h, bilm.n_layers, projected) for b in batches)
     backward_lstm = 2 * forward_lstm
     if not token_layer_learns:  # no gradient for the first layers' inputs
         backward_lstm -= sum(b.word_ids.numel() * 2 * 4 * h * d * 2 for b in batches)
@@ -222,8 +236,8 @@ def profile(name: str, texts, args) -> tuple[dict, str]:
         f"{100 * flops['step'] / median_seconds / peak:.0f}%). Target: 50%.\n\n"
         f"Inside the step the LSTM kernels (forward and backward together) reach "
         f"**{100 * lstm_share:.0f}%** of the peak in {100 * lstm_time:.0f}% of its time; one "
-        f"bare `nn.LSTM({h}, {h})`, forward + backward on a random ({bilm.batch_size}, "
-        f"{mean_width}, {h}) input (the batches' mean width), reaches {bare / 1e9:.0f} GFLOP/s, "
+        f"bare `nn.LSTM({d}, {h}{f', proj_size={d}' if projected else ''})`, forward + "
+        f"backward on a random ({bilm.batch_size}, {mean_width}, {d}) input (the batches' mean width), reaches {bare / 1e9:.0f} GFLOP/s, "
         f"{100 * bare / peak:.0f}%. "
         + ("The step's LSTM runs at the bare kernel's speed or better: what keeps the step "
            "below the target is the rest of its time (the softmax, casts, element-wise "
@@ -233,7 +247,7 @@ def profile(name: str, texts, args) -> tuple[dict, str]:
         + "\n"
     )
     return {
-        "dims": [d, h], "precision": args.precision, "batches": len(batches),
+        "dims": [d, h], "projected": projected, "precision": args.precision, "batches": len(batches),
         "targets": targets, "peak_flops": peak, "step_seconds": step_seconds,
         "step_passes": passes, "profiled_seconds": profiled_seconds,
         "part_seconds": part_seconds, "flops": flops, "fraction_of_peak": share,
@@ -247,16 +261,22 @@ def main():
     parser.add_argument("--batches", type=int, default=60)
     parser.add_argument("--precision", choices=["bf16", "fp32"], default="bf16")
     parser.add_argument("--models", nargs="+", default=["default", "en-base"],
-                        help="default (the default BiLM, pretrained here) and/or registered "
-                        "pretrained models")
+                        help="default (the default BiLM, pretrained here), registered "
+                        "pretrained models and/or saved BiLM files (*.pt)")
     parser.add_argument("--data-home", default=None)
     args = parser.parse_args()
     texts = load_ag_news(args.data_home, subset="test").data
-    runs, sections = {}, []
+    # Models not measured again keep their stored sections (each names its date), so
+    # that one model can be profiled alone on an idle machine.
+    stored = RESULTS / "bilm_step_profile.json"
+    runs = json.loads(stored.read_text())["runs"] if stored.is_file() else {}
+    runs = {name: run for name, run in runs.items() if "section" in run}
     for name in args.models:
-        runs[name], section = profile(name, texts, args)
-        sections.append(section)
-    write_results("bilm_step_profile", {"runs": runs}, "\n".join(sections))
+        payload, section = profile(name, texts, args)
+        key = Path(name).stem if Path(name).suffix == ".pt" else name
+        runs[key] = {**payload, "section": section + f"\n(Measured {environment()['date']}.)\n"}
+    write_results("bilm_step_profile", {"runs": runs},
+                  "\n".join(run["section"] for run in runs.values()))
 
 
 if __name__ == "__main__":

@@ -116,3 +116,62 @@ def test_the_elmo_rows_follow_the_mix_registry():
         mixes.unregister("top")
     assert list(rows) == ["elmo-trainable", "elmo-frozen", "elmo-concat", "elmo-mlp", "elmo-top"]
     assert rows["elmo-top"].label == "ELMo, top-layer mix" and rows["elmo-top"].mix_group == "elmo"
+
+
+def test_twenty_newsgroups_is_a_task_with_a_sampled_standard_split(data_home):
+    """The fifth task: the full suite takes the sample its protocol declares (the whole
+    split would take the suite past its 2 hours), stratified and seeded, and says so."""
+    from elmofeat.suite.data import load_dataset
+    from elmofeat.suite.tasks import NEWSGROUPS_TEST, NEWSGROUPS_TRAIN
+
+    assert TASKS["20ng"].kind == "topic"
+    # not in the default suite until the committed report is run again with it
+    assert "20ng" not in BenchmarkSettings().datasets
+    assert BenchmarkSettings().to_dict()["20ng_train_documents"] is None  # not run
+    settings = BenchmarkSettings(datasets=(*BenchmarkSettings().datasets, "20ng"))
+    assert settings.size("20ng_train_documents") == NEWSGROUPS_TRAIN
+    assert settings.to_dict()["20ng_test_documents"] == NEWSGROUPS_TEST
+    assert settings.to_dict()["ag_news_documents"] is None  # all of them
+    dataset = load_dataset("20ng", settings, data_home)
+    (split,) = dataset.splits
+    assert (len(split.X_train), len(split.X_test)) == (NEWSGROUPS_TRAIN, NEWSGROUPS_TEST)
+    assert len(set(split.y_train)) == len(set(split.y_test)) == 20  # stratified
+    assert not set(split.X_train) & set(split.X_test)
+    assert f"{NEWSGROUPS_TRAIN:,} of its 11,314 training" in dataset.protocol
+    assert "a stratified sample, seed 0" in dataset.protocol
+    again = load_dataset("20ng", settings, data_home).splits[0]
+    assert again.X_train == split.X_train  # seeded
+    other = load_dataset("20ng", BenchmarkSettings(seed=1), data_home).splits[0]
+    assert other.X_train != split.X_train
+
+
+def test_explicit_sizes_override_a_tasks_own_and_round_trip(data_home):
+    from elmofeat.suite.data import load_dataset
+
+    settings = BenchmarkSettings(datasets=("20ng", "r8"),
+                                 sizes={"20ng_train_documents": 100, "20ng_test_documents": 60})
+    assert settings.size("20ng_train_documents") == 100
+    assert settings.size("r8_train_documents") is None  # R8 runs whole
+    assert BenchmarkSettings.from_dict(settings.to_dict()) == settings
+    full = BenchmarkSettings(datasets=("20ng",))
+    assert BenchmarkSettings.from_dict(full.to_dict()).to_dict() == full.to_dict()
+    r8 = load_dataset("r8", settings, data_home)
+    assert "standard split: 5,485 training and 2,189 test documents;" in r8.protocol
+    (split,) = load_dataset("20ng", settings, data_home).splits
+    assert (len(split.X_train), len(split.X_test)) == (100, 60)
+    quick = BenchmarkSettings.quick_run()
+    assert (quick.size("20ng_train_documents"), quick.size("20ng_test_documents")) == (200, 100)
+
+
+def test_the_readme_command_may_write_the_committed_report():
+    # `elmofeat benchmark --output docs/report` refuses to write over a report of other
+    # settings: the default settings must be those the committed report was run with
+    # (a task added to the registry joins the defaults with a new report).
+    from pathlib import Path
+
+    from elmofeat.cli.benchmark import refuse_other_report
+
+    report = Path(__file__).resolve().parents[1] / "docs" / "report"
+    refuse_other_report(report, BenchmarkSettings())  # does not raise
+    with pytest.raises(FileExistsError, match="datasets"):
+        refuse_other_report(report, BenchmarkSettings(datasets=(*TASKS.names(),)))

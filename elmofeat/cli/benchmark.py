@@ -31,8 +31,11 @@ def add_arguments(parser) -> None:
                         help="write over the report of a run with other settings in --output")
     parser.add_argument("--folds", type=int, help="folds of every cross-validated dataset "
                         f"(default: {folds}; quick: 2)")
+    in_suite = [key for key, task in TASKS.items() if task.default]
+    others = [key for key in datasets if key not in in_suite]
     parser.add_argument("--datasets", nargs="+", choices=datasets, metavar="NAME",
-                        help=f"datasets to run (default: all of {', '.join(datasets)})")
+                        help=f"datasets to run (default: {', '.join(in_suite)}"
+                        + (f"; also: {', '.join(others)}" if others else "") + ")")
     parser.add_argument("--methods", nargs="+", metavar="NAME", choices=[*METHODS, *aliases],
                         help=f"methods to run (default: {', '.join(defaults)}; the "
                         f"others: {', '.join(m for m in METHODS if m not in defaults)}; "

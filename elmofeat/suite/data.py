@@ -56,8 +56,14 @@ def _fixed_split(task, bunch, train_size, test_size, seed) -> tuple[list, str]:
     data = np.asarray(bunch.data, dtype=object)
     X_train, y_train = _stratified_slice(data[train], bunch.target[train], train_size, seed)
     X_test, y_test = _stratified_slice(data[test], bunch.target[test], test_size, seed)
-    protocol = (f"{task.title} standard split: {len(X_train):,} training and {len(X_test):,} "
-                "test documents; every biLM is pretrained on the training documents only")
+    counts = []
+    for kept, whole, what in ((X_train, train, "training"), (X_test, test, "test")):
+        counts.append(f"{len(kept):,} {what}" if len(kept) == whole.sum() else
+                      f"{len(kept):,} of its {whole.sum():,} {what}")
+    sampled = "" if (len(X_train), len(X_test)) == (train.sum(), test.sum()) else (
+        f" (a stratified sample, seed {seed})")
+    protocol = (f"{task.title} standard split: {counts[0]} and {counts[1]} documents"
+                f"{sampled}; every biLM is pretrained on the training documents only")
     return [Split(task.protocol.name, X_train, y_train, X_test, y_test)], protocol
 
 

@@ -12,6 +12,15 @@ def _size_settings(datasets) -> tuple[str, ...]:
     return tuple(name for key in datasets for name in TASKS[key].protocol.size_settings(key))
 
 
+def _full_size(name: str) -> int | None:
+    """The size a registered task declares for a run that leaves ``name`` unset."""
+    for key, task in TASKS.items():
+        sizes = task.protocol.full_sizes(key)
+        if name in sizes:
+            return sizes[name]
+    return None
+
+
 @dataclass(frozen=True)
 class BenchmarkSettings:
     """Settings of ``elmofeat benchmark``; the defaults are the full suite.
@@ -24,7 +33,8 @@ class BenchmarkSettings:
     Parameters
     ----------
     datasets : tuple of str, default=None
-        Tasks of :data:`~elmofeat.suite.tasks.TASKS` (None: every registered one).
+        Tasks of :data:`~elmofeat.suite.tasks.TASKS` (None: every registered one that
+        is in the suite by default, ``TaskSpec.default``).
     methods : tuple of str, default=None
         Methods or groups of :data:`~elmofeat.suite.methods.METHODS` (None: the default
         ones).
@@ -32,7 +42,8 @@ class BenchmarkSettings:
         Documents used per task, by the size settings its protocol declares
         (``<task>_documents`` for cross-validated tasks, ``<task>_train_documents`` and
         ``<task>_test_documents`` for a standard split); taken before the folds. Unset:
-        all.
+        the task's own size (all its documents, or the seeded sample its protocol
+        declares, as for 20 Newsgroups).
 
     Examples
     --------
@@ -62,7 +73,8 @@ class BenchmarkSettings:
     skipgram_epochs: int | None = None
 
     def __post_init__(self):
-        datasets = TASKS.names() if self.datasets is None else tuple(self.datasets)
+        datasets = (tuple(k for k, t in TASKS.items() if t.default) if self.datasets is None
+                    else tuple(self.datasets))
         unknown = [d for d in datasets if d not in TASKS]
         if unknown or not datasets:
             raise ValueError(f"datasets must be among {', '.join(TASKS)}, got {list(datasets)}")
@@ -100,8 +112,8 @@ class BenchmarkSettings:
         return replace(base, **changes)
 
     def size(self, name: str) -> int | None:
-        """A size setting (None: all documents)."""
-        return self.sizes.get(name)
+        """A size setting (None: all documents); unset, the task's own."""
+        return self.sizes[name] if name in self.sizes else _full_size(name)
 
     def n_folds(self, dataset: str) -> int | None:
         """Cross-validation folds of ``dataset`` (None: it has a standard split)."""
@@ -134,10 +146,13 @@ class BenchmarkSettings:
 
     def to_dict(self) -> dict:
         """Plain data, as results record it: every size setting of the registered tasks
-        by name (None where unset), in the tasks' order."""
+        by name, in the tasks' order: as the run uses it (None: all documents) for its
+        tasks, as set (None where unset) for the others."""
         return {"datasets": list(self.datasets), "methods": list(self.methods),
                 "seed": self.seed, "quick": self.quick, "folds": self.folds,
-                **{name: self.sizes.get(name) for name in _size_settings(TASKS.names())},
+                **{name: self.size(name) if key in self.datasets else self.sizes.get(name)
+                   for key in TASKS.names()
+                   for name in TASKS[key].protocol.size_settings(key)},
                 "bilm_dim": self.bilm_dim, "bilm_epochs": self.bilm_epochs,
                 "mix_epochs": self.mix_epochs, "mix_cv": self.mix_cv,
                 "skipgram_epochs": self.skipgram_epochs}
