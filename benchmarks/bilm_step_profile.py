@@ -109,10 +109,15 @@ OTHER = "everything else (element-wise, allocation, autograd)"
 def profile_parts(step, batches) -> tuple[dict, float]:
     """Seconds of each part of ``step`` over ``batches`` by ``torch.profiler``.
 
-    Each operation's self time (without the operations it calls) goes to the first
-    part of :data:`PARTS` whose pattern its name contains, the rest to ``OTHER``; inside
-    the blockwise cross-entropy, every operation but the matmuls goes to
-    ``NORMALISATION``.
+    Each operation's self time (without the operations it calls) goes to a part: inside
+    an ``aten::lstm`` call, to the LSTM's forward; inside the backward of an operation
+    that ran inside one (autograd's ``evaluate_function`` carries its forward
+    operation's sequence number), to the LSTM's backward. A projected LSTM runs
+    torch's plain kernel, whose matmuls and gates are separate operations, where
+    oneDNN's runs as one; both are counted whole this way. Any other operation goes to
+    the first part of :data:`PARTS` whose pattern its name contains, the rest to
+    ``OTHER``; inside the blockwise cross-entropy, every operation but the matmuls goes
+    to ``NORMALISATION``.
     Returns ``(seconds by part, profiled wall seconds)``; the parts' sum is below the
     wall time by what runs outside any operation (Python, the profiler itself).
     """
@@ -125,15 +130,32 @@ def profile_parts(step, batches) -> tuple[dict, float]:
         for batch in batches:
             step(batch)
         wall = time.perf_counter() - start
-    for event in profiler.events():
+    events = profiler.events()
+    lstm_sequence = {event.sequence_nr for event in events
+                     if event.sequence_nr >= 0 and _ancestor(event, "aten::lstm")}
+    for event in events:
         name = event.name.lower()
-        if _inside_blockwise_softmax(event) and not any(m in name for m in MATMULS):
+        backward = _ancestor(event, "autograd::engine::evaluate_function")
+        if backward is not None and backward.sequence_nr in lstm_sequence:
+            part = "LSTM backward"
+        elif _ancestor(event, "aten::lstm") is not None:
+            part = "LSTM forward"
+        elif _inside_blockwise_softmax(event) and not any(m in name for m in MATMULS):
             part = NORMALISATION
         else:
             part = next((part for part, patterns in PARTS
                          if any(pattern in name for pattern in patterns)), OTHER)
         seconds[part] += event.self_cpu_time_total / 1e6
     return seconds, wall
+
+
+def _ancestor(event, prefix: str):
+    """The nearest of ``event`` and its callers whose name starts with ``prefix``."""
+    while event is not None:
+        if event.name.startswith(prefix):
+            return event
+        event = event.cpu_parent
+    return None
 
 
 def _inside_blockwise_softmax(event) -> bool:
@@ -160,8 +182,8 @@ def model_for(name: str, texts, precision: str):
     return BiLM.from_pretrained(name), f"`{name}` (its adaptation's steps)"
 
 
-def profile(name: str, texts, args) -> tuple[dict, str]:
-    """One model's step against the peak: ``(payload, markdown section)``."""
+def profile(name: str, texts, args) -> dict:
+    """One model's step against the peak (what :func:`section` reports)."""
     bf16 = args.precision == "bf16"
     dtype = torch.bfloat16 if bf16 else torch.float32
     peak_before = matmul_peak(dtype)
@@ -206,54 +228,77 @@ def profile(name: str, texts, args) -> tuple[dict, str]:
     flops = {"step": forward_lstm + backward_lstm + 3 * forward_softmax,
              "LSTM forward": forward_lstm, "LSTM backward": backward_lstm,
              "softmax matmuls": 3 * forward_softmax}
-    rows = [["whole step (timed without the profiler)", f"{step_seconds:.2f}", "",
-             f"{flops['step'] / step_seconds / 1e9:.0f}",
-             f"{100 * flops['step'] / step_seconds / peak:.0f}%"]]
-    for part, seconds in part_seconds.items():
-        achieved = flops[part] / seconds if part in flops and seconds > 0 else None
-        rows.append([part, f"{seconds:.2f}", f"{100 * seconds / profiled_seconds:.0f}%",
-                     "" if achieved is None else f"{achieved / 1e9:.0f}",
-                     "" if achieved is None else f"{100 * achieved / peak:.0f}%"])
     targets = sum(2 * int((b.lengths - 1).sum()) for b in batches)
-    share = flops["step"] / step_seconds / peak
-    lstm_share = (forward_lstm + backward_lstm) / (
-        part_seconds["LSTM forward"] + part_seconds["LSTM backward"]) / peak
-    lstm_time = (part_seconds["LSTM forward"] + part_seconds["LSTM backward"]) / profiled_seconds
-    markdown = (
-        f"### {described}: training step against the {args.precision} matmul peak\n\n"
-        f"{described} ({d}/{h}, adaptive softmax, word embedding "
-        f"{'learning' if token_layer_learns else 'frozen'}), {args.precision}, {len(batches)} training "
-        f"batches of AG News ({targets:,} LM targets), {torch.get_num_threads()} threads; "
-        f"matmul peak {peak / 1e9:.0f} GFLOP/s (2048 x 2048, the faster of torch's BLAS and "
-        "oneDNN, best timing). The parts are "
-        "the time `torch.profiler` attributes to each kind of operation inside the same "
-        f"steps ({profiled_seconds:.2f} s profiled; each operation's own time, without the "
-        "operations it calls).\n\n"
-        + markdown_table(["part", "seconds", "of the profiled step", "achieved GFLOP/s",
-                          "of matmul peak"], rows)
-        + f"\n\nThe whole step reaches **{100 * share:.0f}%** of the {args.precision} matmul "
-        f"peak ({targets / step_seconds:,.0f} targets/s; best of {len(passes)} passes, median "
-        f"{100 * flops['step'] / median_seconds / peak:.0f}%). Target: 50%.\n\n"
-        f"Inside the step the LSTM kernels (forward and backward together) reach "
-        f"**{100 * lstm_share:.0f}%** of the peak in {100 * lstm_time:.0f}% of its time; one "
-        f"bare `nn.LSTM({d}, {h}{f', proj_size={d}' if projected else ''})`, forward + "
-        f"backward on a random ({bilm.batch_size}, {mean_width}, {d}) input (the batches' mean width), reaches {bare / 1e9:.0f} GFLOP/s, "
-        f"{100 * bare / peak:.0f}%. "
-        + ("The step's LSTM runs at the bare kernel's speed or better: what keeps the step "
-           "below the target is the rest of its time (the softmax, casts, element-wise "
-           "and indexing operations, the optimizer), which does little matmul work."
-           if lstm_share >= 0.9 * bare / peak else
-           "The step's LSTM runs below the bare kernel.")
-        + "\n"
-    )
     return {
-        "dims": [d, h], "projected": projected, "precision": args.precision, "batches": len(batches),
+        "described": described, "dims": [d, h], "projected": projected,
+        "token_layer_learns": token_layer_learns, "precision": args.precision,
+        "threads": torch.get_num_threads(), "batches": len(batches),
+        "batch_size": bilm.batch_size, "mean_width": mean_width,
         "targets": targets, "peak_flops": peak, "step_seconds": step_seconds,
         "step_passes": passes, "profiled_seconds": profiled_seconds,
-        "part_seconds": part_seconds, "flops": flops, "fraction_of_peak": share,
-        "lstm_fraction_of_peak": lstm_share,
+        "part_seconds": part_seconds, "flops": flops,
+        "fraction_of_peak": flops["step"] / step_seconds / peak,
+        "lstm_fraction_of_peak": (forward_lstm + backward_lstm) / (
+            part_seconds["LSTM forward"] + part_seconds["LSTM backward"]) / peak,
         "bare_lstm_flops": bare, "bare_lstm_fraction_of_peak": bare / peak,
-    }, markdown
+        "measured": environment()["date"],
+    }
+
+
+def section(run: dict) -> str:
+    """The markdown section of one model's measurement (``profile``'s payload)."""
+    described, (d, h), peak = run["described"], run["dims"], run["peak_flops"]
+    flops, parts, profiled = run["flops"], run["part_seconds"], run["profiled_seconds"]
+    rows = [["whole step (timed without the profiler)", f"{run['step_seconds']:.2f}", "",
+             f"{flops['step'] / run['step_seconds'] / 1e9:.0f}",
+             f"{100 * run['fraction_of_peak']:.0f}%"]]
+    for part, seconds in parts.items():
+        achieved = flops[part] / seconds if part in flops and seconds > 0 else None
+        rows.append([part, f"{seconds:.2f}", f"{100 * seconds / profiled:.0f}%",
+                     "" if achieved is None else f"{achieved / 1e9:.0f}",
+                     "" if achieved is None else f"{100 * achieved / peak:.0f}%"])
+    share, lstm_share = run["fraction_of_peak"], run["lstm_fraction_of_peak"]
+    bare_share = run["bare_lstm_fraction_of_peak"]
+    lstm_time = (parts["LSTM forward"] + parts["LSTM backward"]) / profiled
+    median = float(np.median(run["step_passes"]))
+    precision = run["precision"]
+    kernel = f"nn.LSTM({d}, {h}{f', proj_size={d}' if run['projected'] else ''})"
+    if lstm_share < 0.9 * bare_share:
+        verdict = "The step's LSTM runs below the bare kernel."
+    elif lstm_time >= 0.5 and lstm_share < 0.5:
+        verdict = ("The LSTM kernel itself keeps the step below the target: it takes most "
+                   "of the step's time at the bare kernel's speed"
+                   + (", and a projected LSTM runs torch's plain kernel (oneDNN has none "
+                      "with a projection), each time step's matmuls and gates separate "
+                      "operations." if run["projected"] else "."))
+    else:
+        verdict = ("The step's LSTM runs at the bare kernel's speed or better: what keeps "
+                   "the step below the target is the rest of its time (the softmax, casts, "
+                   "element-wise and indexing operations, the optimizer), which does "
+                   "little matmul work.")
+    return (
+        f"### {described}: training step against the {precision} matmul peak\n\n"
+        f"{described} ({d}/{h}{', projected' if run['projected'] else ''}, adaptive "
+        f"softmax, word embedding {'learning' if run['token_layer_learns'] else 'frozen'}), "
+        f"{precision}, {run['batches']} training batches of AG News ({run['targets']:,} LM "
+        f"targets), {run['threads']} threads; matmul peak {peak / 1e9:.0f} GFLOP/s (2048 x "
+        "2048, the faster of torch's BLAS and oneDNN, best timing). The parts are the time "
+        "`torch.profiler` attributes to each kind of operation inside the same steps "
+        f"({profiled:.2f} s profiled; each operation's own time, without the operations it "
+        "calls; the operations inside an LSTM call, or inside the backward of one, are the "
+        "LSTM's).\n\n"
+        + markdown_table(["part", "seconds", "of the profiled step", "achieved GFLOP/s",
+                          "of matmul peak"], rows)
+        + f"\n\nThe whole step reaches **{100 * share:.0f}%** of the {precision} matmul "
+        f"peak ({run['targets'] / run['step_seconds']:,.0f} targets/s; best of "
+        f"{len(run['step_passes'])} passes, median "
+        f"{100 * flops['step'] / median / peak:.0f}%). Target: 50%.\n\n"
+        f"Inside the step the LSTM kernels (forward and backward together) reach "
+        f"**{100 * lstm_share:.0f}%** of the peak in {100 * lstm_time:.0f}% of its time; one "
+        f"bare `{kernel}`, forward + backward on a random ({run['batch_size']}, "
+        f"{run['mean_width']}, {d}) input (the batches' mean width), reaches "
+        f"{run['bare_lstm_flops'] / 1e9:.0f} GFLOP/s, {100 * bare_share:.0f}%. {verdict}\n\n"
+        f"(Measured {run['measured']}.)\n")
 
 
 def main():
@@ -269,14 +314,24 @@ def main():
     # Models not measured again keep their stored sections (each names its date), so
     # that one model can be profiled alone on an idle machine.
     stored = RESULTS / "bilm_step_profile.json"
-    runs = json.loads(stored.read_text())["runs"] if stored.is_file() else {}
-    runs = {name: run for name, run in runs.items() if "section" in run}
+    saved = json.loads(stored.read_text()) if stored.is_file() else {}
+    runs = {name: run for name, run in saved.get("runs", {}).items() if "described" in run}
     for name in args.models:
-        payload, section = profile(name, texts, args)
-        key = Path(name).stem if Path(name).suffix == ".pt" else name
-        runs[key] = {**payload, "section": section + f"\n(Measured {environment()['date']}.)\n"}
-    write_results("bilm_step_profile", {"runs": runs},
-                  "\n".join(run["section"] for run in runs.values()))
+        runs[Path(name).stem if Path(name).suffix == ".pt" else name] = profile(name, texts, args)
+    write(runs, saved.get("earlier", []))
+
+
+def write(runs: dict, earlier: list, environment=None) -> None:
+    """The results file: this host's sections, then the earlier hosts' reports as they
+    were written (the figures cited from them stay where they were measured)."""
+    markdown = "\n".join(section(run) for run in runs.values())
+    for report in earlier:
+        markdown += (f"\n## Earlier measurement: {report['environment']['cpu']}, "
+                     f"{report['environment']['date']}\n\n"
+                     + ("\n" + report["markdown"]).replace("\n### ", "\n#### ").lstrip()
+                     + "\n")
+    write_results("bilm_step_profile", {"runs": runs, "earlier": earlier}, markdown,
+                  environment=environment)
 
 
 if __name__ == "__main__":

@@ -19,6 +19,10 @@ made on every task at once:
 * ``cbow``: a contextual bag of words: token vectors assigned to a k-means codebook
   learned without labels on the training texts' tokens, counted and TF-IDF weighted
   (senses in place of word forms), and ``cbow+tfidf`` beside word TF-IDF;
+  ``cbow-k500`` / ``cbow-k8000``: codebooks of 500 and 8,000 codes;
+* ``mean+cbow`` (``-w0.5``, ``-w2``): ``mean`` beside the bag, so that short texts keep
+  their dense features: the dense block centred and scaled to a unit RMS row norm, the
+  bag's unit rows times 1 (0.5, 2);
 * ``hybrid-mean`` / ``hybrid-idf``: ``make_hybrid``'s construction (TF-IDF beside the
   centred, row-normalised dense block at weight 0.2) with the ``mean`` or ``idf`` block;
 * ``tfidf``: ``TfidfVectorizer(sublinear_tf=True)``, the floor.
@@ -43,6 +47,7 @@ Run: python benchmarks/long_documents.py embed
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 from pathlib import Path
 
@@ -244,49 +249,95 @@ class Pooled:
         return features
 
 
+def codebook_codes(store: Store, train_docs, k: int, seed: int = 0) -> np.ndarray:
+    """Every token of the store (n_tokens,) assigned to a ``k``-centroid k-means codebook
+    learned on a sample of ``train_docs``' tokens (the three layers side by side, unit
+    norm); kept under the store's folder per training set, so that candidates built on
+    the same codebook share it."""
+    key = hashlib.sha1(np.sort(train_docs).tobytes()).hexdigest()[:16]
+    path = store.folder / f"codes-k{k}-seed{seed}-{key}.npy"
+    if path.is_file():
+        return np.load(path)
+    rng = np.random.default_rng(seed)
+    n_train = int((store.offsets[train_docs + 1] - store.offsets[train_docs]).sum())
+    sample = []
+    for _, values, _, _ in store.chunks(train_docs):
+        sample.append(values[rng.random(len(values)) < CODEBOOK_SAMPLE / max(1, n_train)])
+    sample = np.concatenate(sample)
+    sample /= np.maximum(np.linalg.norm(sample, axis=1, keepdims=True), 1e-12)
+    kmeans = MiniBatchKMeans(k, random_state=seed, n_init=1, batch_size=4096).fit(sample)
+    codes = np.empty(int(store.offsets[-1]), np.int16)
+    every = np.arange(len(store.offsets) - 1)
+    for part, values, _, local in store.chunks(every):
+        values /= np.maximum(np.linalg.norm(values, axis=1, keepdims=True), 1e-12)
+        rows = np.repeat(store.offsets[part] - local[:-1], np.diff(local)) + np.arange(local[-1])
+        codes[rows] = kmeans.predict(values)
+    np.save(path, codes)
+    return codes
+
+
 class ContextualBag:
     """Token vectors (the three layers side by side, unit norm) assigned to a k-means
     codebook learned on a sample of the training tokens, counted, TF-IDF weighted."""
 
-    def __init__(self, store: Store, with_words: bool = False, seed: int = 0):
-        self.store, self.with_words, self.seed = store, with_words, seed
+    def __init__(self, store: Store, with_words: bool = False, k: int = CODEBOOK,
+                 seed: int = 0):
+        self.store, self.with_words, self.k, self.seed = store, with_words, k, seed
 
-    def _codes(self, docs):
-        blocks = []
-        for part, values, _, local in self.store.chunks(docs):
-            values /= np.maximum(np.linalg.norm(values, axis=1, keepdims=True), 1e-12)
-            codes = self.kmeans_.predict(values)
-            owner = np.repeat(np.arange(len(part)), np.diff(local))
-            blocks.append(sp.csr_matrix((np.ones(len(codes)), (owner, codes)),
-                                        shape=(len(part), CODEBOOK)))
-        return sp.vstack(blocks).tocsr()
+    def _counts(self, docs):
+        owner = np.repeat(np.arange(len(docs)), self.store.offsets[docs + 1]
+                          - self.store.offsets[docs])
+        rows = np.concatenate([np.arange(self.store.offsets[d], self.store.offsets[d + 1])
+                               for d in docs]) if len(docs) else np.zeros(0, np.int64)
+        return sp.csr_matrix((np.ones(len(rows)), (owner, self.codes_[rows])),
+                             shape=(len(docs), self.k))
 
     def fit_transform(self, texts, y=None):
         docs = self.store.documents(texts)
-        rng = np.random.default_rng(self.seed)
-        sample = []
-        for _, values, _, _ in self.store.chunks(docs):
-            keep = rng.random(len(values)) < CODEBOOK_SAMPLE / max(1, self._n_tokens(docs))
-            sample.append(values[keep])
-        sample = np.concatenate(sample)
-        sample /= np.maximum(np.linalg.norm(sample, axis=1, keepdims=True), 1e-12)
-        self.kmeans_ = MiniBatchKMeans(CODEBOOK, random_state=self.seed, n_init=1,
-                                       batch_size=4096).fit(sample)
+        self.codes_ = codebook_codes(self.store, docs, self.k, self.seed)
         self.tfidf_ = TfidfTransformer(sublinear_tf=True)
-        bag = self.tfidf_.fit_transform(self._codes(docs))
+        bag = self.tfidf_.fit_transform(self._counts(docs))
         if self.with_words:
             self.words_ = TfidfVectorizer(sublinear_tf=True)
             bag = sp.hstack([self.words_.fit_transform(texts), bag]).tocsr()
         return bag
 
-    def _n_tokens(self, docs):
-        return int((self.store.offsets[docs + 1] - self.store.offsets[docs]).sum())
+    def fit(self, texts, y=None):
+        self.fit_transform(texts)
+        return self
 
     def transform(self, texts):
-        bag = self.tfidf_.transform(self._codes(self.store.documents(texts)))
+        bag = self.tfidf_.transform(self._counts(self.store.documents(texts)))
         if self.with_words:
             bag = sp.hstack([self.words_.transform(texts), bag]).tocsr()
         return bag
+
+
+class DenseAndBag:
+    """The default dense features (``mean``) beside the contextual bag: the dense block
+    centred and scaled to a unit root-mean-square row norm on the training documents,
+    the bag's rows (unit norm) times ``weight``, side by side as one dense matrix."""
+
+    def __init__(self, store: Store, weight: float = 1.0, k: int = CODEBOOK):
+        self.store, self.weight, self.k = store, weight, k
+
+    def fit_transform(self, texts, y=None):
+        self.dense_, self.bag_ = Pooled(self.store), ContextualBag(self.store, k=self.k)
+        dense = self.dense_.fit_transform(texts).astype(np.float64)
+        self.centre_ = dense.mean(axis=0)
+        self.norm_ = float(np.sqrt(((dense - self.centre_) ** 2).sum(axis=1).mean()))
+        return self._joined(dense, self.bag_.fit_transform(texts))
+
+    def fit(self, texts, y=None):
+        self.fit_transform(texts)
+        return self
+
+    def _joined(self, dense, bag):
+        dense = (dense - self.centre_) / max(self.norm_, 1e-12)
+        return np.hstack([dense, self.weight * bag.toarray()]).astype(np.float32)
+
+    def transform(self, texts):
+        return self._joined(self.dense_.transform(texts), self.bag_.transform(texts))
 
 
 def hybrid(dense) -> FeatureUnion:
@@ -310,6 +361,11 @@ def candidates(store: Store, dim: int) -> dict:
         "idf-power3": lambda: Pooled(store, "idf", power3=True),
         "cbow": lambda: ContextualBag(store),
         "cbow+tfidf": lambda: ContextualBag(store, with_words=True),
+        "cbow-k500": lambda: ContextualBag(store, k=500),
+        "cbow-k8000": lambda: ContextualBag(store, k=8000),
+        "mean+cbow": lambda: DenseAndBag(store),
+        "mean+cbow-w0.5": lambda: DenseAndBag(store, weight=0.5),
+        "mean+cbow-w2": lambda: DenseAndBag(store, weight=2.0),
         "hybrid-mean": lambda: hybrid(Pooled(store)),
         "hybrid-idf": lambda: hybrid(Pooled(store, "idf")),
     }
