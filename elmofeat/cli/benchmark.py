@@ -34,8 +34,9 @@ def add_arguments(parser) -> None:
     in_suite = [key for key, task in TASKS.items() if task.default]
     others = [key for key in datasets if key not in in_suite]
     parser.add_argument("--datasets", nargs="+", choices=datasets, metavar="NAME",
-                        help=f"datasets to run (default: {', '.join(in_suite)}"
-                        + (f"; also: {', '.join(others)}" if others else "") + ")")
+                        help=(f"datasets to run: {', '.join(others)} when named; " if others
+                              else "datasets to run (") + f"default: {', '.join(in_suite)}"
+                        + ("" if others else ")"))
     parser.add_argument("--methods", nargs="+", metavar="NAME", choices=[*METHODS, *aliases],
                         help=f"methods to run (default: {', '.join(defaults)}; the "
                         f"others: {', '.join(m for m in METHODS if m not in defaults)}; "
