@@ -59,13 +59,13 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.cluster import MiniBatchKMeans
 from sklearn.feature_extraction.text import TfidfTransformer, TfidfVectorizer
-from sklearn.model_selection import train_test_split
 from sklearn.pipeline import FeatureUnion, Pipeline
 from sklearn.preprocessing import Normalizer, StandardScaler
 
 from elmofeat import BiLM
-from elmofeat.datasets import get_data_home, load_20newsgroups
-from elmofeat.suite.data import Split
+from elmofeat.datasets import get_data_home
+from elmofeat.suite import BenchmarkSettings
+from elmofeat.suite.data import Split, load_dataset
 
 import general_recipe
 
@@ -81,15 +81,12 @@ HYBRID_WEIGHT = 0.2
 
 
 def newsgroups_split(home: Path, seed: int = 0) -> Split:
-    """A seeded stratified sample of 20 Newsgroups' standard split."""
-    parts = {}
-    for subset, size in zip(("train", "test"), NEWSGROUPS_SIZES):
-        bunch = load_20newsgroups(home, subset=subset)
-        texts, _, labels, _ = train_test_split(bunch.data, bunch.target, train_size=size,
-                                               stratify=bunch.target, random_state=seed)
-        parts[subset] = (list(texts), np.asarray(labels))
-    return Split(f"{NEWSGROUPS_SIZES[0]:,} / {NEWSGROUPS_SIZES[1]:,} sampled (seed {seed})",
-                 *parts["train"], *parts["test"])
+    """The suite's 20 Newsgroups task at this probe's sample size (seeded, stratified)."""
+    settings = BenchmarkSettings(datasets=("20ng",), seed=seed, sizes=dict(zip(
+        ("20ng_train_documents", "20ng_test_documents"), NEWSGROUPS_SIZES)))
+    (split,) = load_dataset("20ng", settings, home).splits
+    split.name = f"{NEWSGROUPS_SIZES[0]:,} / {NEWSGROUPS_SIZES[1]:,} sampled (seed {seed})"
+    return split
 
 
 def all_splits(home: Path) -> dict:
