@@ -25,9 +25,15 @@ perplexity of both directions), throughput in LM targets (both directions) per s
   and, because a busy neighbour during one long run moves the ratio, --rounds short
   interleaved rounds whose median ratio is reported beside it.
 
-Writes benchmarks/results/bilm_pretrain_speed.{json,md}.
+``--hidden-dim H --embedding-dim E`` compares another size: H LSTM cells projected back
+to E (``nn.LSTM(proj_size=E)``) when H > E, in both engines; the capacity curve's widest
+model (issue 52) is ``--hidden-dim 512 --embedding-dim 128``.
+
+Writes benchmarks/results/bilm_pretrain_speed.{json,md} (another size:
+bilm_pretrain_speed_hH_eE.{json,md}).
 Run: python benchmarks/bilm_pretrain_speed.py [--whole-epochs 1 5] [--fp32-epochs 1]
      [--repeats 3] [--budget 240] [--rounds 5] [--round-seconds 15] [--data-home DIR]
+     [--hidden-dim 256] [--embedding-dim 256]
 """
 
 from __future__ import annotations
@@ -50,7 +56,8 @@ from elmofeat.runtime.torch_helpers import bf16_supported
 from elmofeat.bilm.train import evaluate_perplexity
 from elmofeat.datasets import load_ag_news
 
-DIM = 256
+#: The model size both engines train (set from --embedding-dim / --hidden-dim).
+DIM = HIDDEN = 256
 TOKENIZE = TextTokenizer(lowercase=True, token_pattern=BILM_TOKEN_PATTERN)
 
 
@@ -58,7 +65,8 @@ class ReferenceBiLM(torch.nn.Module):
     """The reference experiment's model, written the straightforward way.
 
     Same architecture and size as BiLM's (embedding, 2 LSTM layers per direction with a
-    residual, dropout 0.1, one output layer), with plain torch parts: nn.Dropout,
+    residual, projected back to the embedding width when wider, dropout 0.1, one output
+    layer), with plain torch parts: nn.Dropout,
     torch.flip for the backward direction, a full softmax. Kept separate from
     elmofeat's modules so that the engine's optimisations do not leak into it.
     """
@@ -66,8 +74,11 @@ class ReferenceBiLM(torch.nn.Module):
     def __init__(self, n_words):
         super().__init__()
         self.embedding = torch.nn.Embedding(n_words, DIM, padding_idx=0)
-        self.forward_lstms = torch.nn.ModuleList(torch.nn.LSTM(DIM, DIM, batch_first=True) for _ in range(2))
-        self.backward_lstms = torch.nn.ModuleList(torch.nn.LSTM(DIM, DIM, batch_first=True) for _ in range(2))
+        proj = DIM if HIDDEN != DIM else 0
+        self.forward_lstms = torch.nn.ModuleList(
+            torch.nn.LSTM(DIM, HIDDEN, batch_first=True, proj_size=proj) for _ in range(2))
+        self.backward_lstms = torch.nn.ModuleList(
+            torch.nn.LSTM(DIM, HIDDEN, batch_first=True, proj_size=proj) for _ in range(2))
         self.dropout = torch.nn.Dropout(0.1)
         self.output = torch.nn.Linear(DIM, n_words)
 
@@ -196,7 +207,7 @@ def engine_loop(train_texts, *, seconds, seed, precision="auto"):
     its training targets per second, with the system time and page faults of the
     whole fit."""
     costs = process_costs()
-    bilm = BiLM(embedding_dim=DIM, hidden_dim=DIM, max_epochs=1000, patience=None,
+    bilm = BiLM(embedding_dim=DIM, hidden_dim=HIDDEN, max_epochs=1000, patience=None,
                 validation_fraction=0.0, max_time=seconds, random_state=seed,
                 precision=precision).fit(train_texts)
     targets = sum(h["tokens_per_second"] * h["seconds"] for h in bilm.history_)
@@ -209,7 +220,7 @@ def whole_fit(train_texts, valid_texts, seed, epochs, precision="auto"):
     kernel spent for it (system time) and its page faults: on hosts where fresh memory
     is expensive these are what slows a fit down."""
     begin, costs = time.perf_counter(), process_costs()
-    bilm = BiLM(embedding_dim=DIM, hidden_dim=DIM, max_epochs=epochs, random_state=seed,
+    bilm = BiLM(embedding_dim=DIM, hidden_dim=HIDDEN, max_epochs=epochs, random_state=seed,
                 precision=precision)
     bilm.fit(train_texts)
     seconds = time.perf_counter() - begin
@@ -227,7 +238,8 @@ def run_child(args, *flags: str) -> dict:
     import subprocess
     import sys
 
-    command = [sys.executable, __file__, *flags, "--seed", str(args.seed)]
+    command = [sys.executable, __file__, *flags, "--seed", str(args.seed),
+               "--hidden-dim", str(args.hidden_dim), "--embedding-dim", str(args.embedding_dim)]
     if args.data_home:
         command += ["--data-home", args.data_home]
     out = subprocess.run(command, check=True, capture_output=True, text=True)
@@ -283,7 +295,7 @@ def profile_fit(train_texts, seed, epochs):
     profiler = cProfile.Profile()
     begin = time.perf_counter()
     profiler.enable()
-    bilm = BiLM(embedding_dim=DIM, hidden_dim=DIM, max_epochs=epochs, random_state=seed)
+    bilm = BiLM(embedding_dim=DIM, hidden_dim=HIDDEN, max_epochs=epochs, random_state=seed)
     bilm.fit(train_texts)
     profiler.disable()
     total = time.perf_counter() - begin
@@ -306,7 +318,7 @@ def budget_comparison(args, train_texts, valid_texts):
     ref_tps = ref_stats["targets"] / ref_stats["training_seconds"]
     print(f"reference: {ref_tps:,.0f} targets/s, ppl {ref_ppl:.1f}", flush=True)
 
-    bilm = BiLM(embedding_dim=DIM, hidden_dim=DIM, max_epochs=1000, patience=None,
+    bilm = BiLM(embedding_dim=DIM, hidden_dim=HIDDEN, max_epochs=1000, patience=None,
                 validation_fraction=0.0, max_time=args.budget, random_state=args.seed)
     bilm.fit(train_texts)
     assert bilm.vocabulary_.tokens == vocabulary.tokens
@@ -397,7 +409,7 @@ def whole_fit_comparison(args, train_texts, valid_texts):
                     for phase, seconds in profile["phases"].items()]
     markdown = (
         "#### Whole fits, as a user waits for them\n\n"
-        f"`BiLM(embedding_dim={DIM}, hidden_dim={DIM}, max_epochs=E, random_state={args.seed})"
+        f"`BiLM(embedding_dim={DIM}, hidden_dim={HIDDEN}, max_epochs=E, random_state={args.seed})"
         ".fit(texts)` timed from call to return (tokenizing, vocabulary, the SVD start, "
         "its 5% validation split and every validation included), against the reference "
         "run timed from raw strings to the end of epoch E (its setup included, no "
@@ -442,7 +454,12 @@ def main():
                         help=argparse.SUPPRESS)  # one whole fit, its stats as JSON
     parser.add_argument("--child-reference", nargs="+", metavar="EPOCHS [SNAPSHOT_SECONDS]",
                         help=argparse.SUPPRESS)  # one reference run, its stats as JSON
+    parser.add_argument("--hidden-dim", type=int, default=256, help="LSTM cells")
+    parser.add_argument("--embedding-dim", type=int, default=256,
+                        help="token width (cells above it are projected back to it)")
     args = parser.parse_args()
+    global DIM, HIDDEN
+    DIM, HIDDEN = args.embedding_dim, args.hidden_dim
 
     train_texts, valid_texts = ag_news_split(args.data_home, args.seed)
     if args.child_reference:
@@ -460,8 +477,10 @@ def main():
     markdown = (
         "### biLM pretraining: elmofeat engine vs the reference loop\n\n"
         f"AG News 7,600-row partition, {len(train_texts):,} training / {len(valid_texts)} "
-        "held-out documents, vocabulary = words seen twice + 4 specials, embedding = hidden "
-        f"= {DIM}, 2 LSTM layers per direction, {torch.get_num_threads()} threads. "
+        "held-out documents, vocabulary = words seen twice + 4 specials, "
+        + (f"embedding = hidden = {DIM}" if HIDDEN == DIM else
+           f"embedding {DIM}, {HIDDEN} LSTM cells projected back to {DIM} (both engines)")
+        + f", 2 LSTM layers per direction, {torch.get_num_threads()} threads. "
         "Perplexities are exact, both directions, on the held-out documents.\n\n"
     )
     results = {}
@@ -471,7 +490,11 @@ def main():
     if args.budget > 0:
         part, results["loop"] = budget_comparison(args, train_texts, valid_texts)
         markdown += part
-    write_results("bilm_pretrain_speed", results, markdown)
+    name = "bilm_pretrain_speed" + ("" if (DIM, HIDDEN) == (256, 256) else f"_h{HIDDEN}_e{DIM}")
+    results["sizes"] = {"embedding_dim": DIM, "hidden_dim": HIDDEN}
+    sizes = "" if (DIM, HIDDEN) == (256, 256) else f" --hidden-dim {HIDDEN} --embedding-dim {DIM}"
+    write_results(name, results, markdown,
+                  command=f"python benchmarks/bilm_pretrain_speed.py{sizes}")
 
 
 if __name__ == "__main__":
