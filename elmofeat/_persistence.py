@@ -26,6 +26,7 @@ from ._paths import refuse_package_models
 TRUSTED_TYPES = (
     "elmofeat.bilm.estimator.BiLM",
     "elmofeat.elmo.vectorizer.ElmoVectorizer",
+    "elmofeat.elmo.bag.ContextualBag",
     "elmofeat.hybrid.FeatureUnion",
     "elmofeat.wordvectors.svd.SVDVectorizer",
     "elmofeat.wordvectors.skipgram.SkipGramVectorizer",

@@ -34,12 +34,14 @@ ESTIMATORS = [
                    cache_dir=None, random_state=0),
     ElmoVectorizer(BiLM(**TINY_BILM), layer_mix="mlp", mlp_dim=16, mix_epochs=5, cv=2,
                    cache_dir=None, random_state=0),
+    ElmoVectorizer(BiLM(**TINY_BILM), layer_mix="trainable", bag_size=6, mix_epochs=2, cv=2,
+                   cache_dir=None, random_state=0),
 ]
 
 
 def _id(estimator):
     changed = {k: v for k, v in estimator.get_params(deep=False).items()
-               if k in ("pooling", "weighting", "layer_mix")}
+               if k in ("pooling", "weighting", "layer_mix", "bag_size")}
     return f"{type(estimator).__name__}({', '.join(f'{k}={v}' for k, v in changed.items())})"
 
 

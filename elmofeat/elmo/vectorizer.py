@@ -12,7 +12,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 from tqdm.auto import tqdm
 
-from . import caches as _bilm_cache, placement
+from . import bag as _bag, caches as _bilm_cache, placement, references
 from .._base import BaseTextVectorizer
 from .labels import check_targets
 from .transform import CHUNK, chunks, document_features, transform_part
@@ -35,23 +35,6 @@ _SPREAD_SAMPLE = 2048
 def _is_fitted_bilm(bilm) -> bool:
     return bilm is not None and hasattr(bilm, "language_model_")
 
-
-
-def _shipped_model(reference: dict, device):
-    """The pretrained model a pickle names (see ``ElmoVectorizer.__getstate__``), if this
-    elmofeat ships the very same weights."""
-    from ..bilm import hub
-
-    name, sha256 = reference["pretrained_model"], reference["sha256"]
-    source = hub.REGISTRY.get(name)
-    if source is None or source.sha256 != sha256:
-        found = "does not have it" if source is None else f"has other weights ({source.sha256})"
-        raise ValueError(
-            f"this ElmoVectorizer was fitted with the pretrained model {name!r} (weights "
-            f"SHA-256 {sha256}); this elmofeat {found}: load it with the elmofeat version "
-            "it was saved with")
-    device = "cpu" if isinstance(device, str) and device == "auto" else device
-    return _bilm_cache.shared_pretrained(name, device=device, prefer_local=False)
 
 
 class ElmoVectorizer(BaseTextVectorizer):
@@ -109,6 +92,20 @@ class ElmoVectorizer(BaseTextVectorizer):
         measures the difference). AllenNLP's ``ScalarMix(do_layer_norm=True)``
         normalises each layer for the same reason.
     pooling : {"mean", "max", "meanmax"}, default="mean"
+    bag_size : int or None, default=None
+        A contextual bag of words of this many codes after the pooled features (None:
+        none): every token's layers (side by side, unit length, reduced to 128 principal
+        components) are assigned to the nearest code of a k-means codebook learned
+        without labels in ``fit``, and each document gets its counts of codes, TF-IDF
+        weighted (sublinear term frequency), as ``bag_size`` more features. The mean
+        over the hundreds of tokens of a long document washes out the few words that
+        carry its topic; the bag keeps them (``benchmarks/long_documents.py``). The
+        codebook and its inverse document frequencies are learned on a seeded sample of
+        whole training documents of at most 100,000 tokens, so a fit's extra cost does
+        not grow with the corpus; ``fit`` needs at least ``bag_size`` tokens.
+    bag_weight : float, default=1.0
+        Length of each document's bag row, relative to the root-mean-square length of
+        the (centred) pooled features of the sample documents.
     norm : {None, "l2"}, default=None
         ``"l2"``: each document's features scaled to unit length (as
         ``TfidfVectorizer`` and sentence-transformers' ``normalize_embeddings``); an empty
@@ -179,6 +176,9 @@ class ElmoVectorizer(BaseTextVectorizer):
         The mix's weights of the scaled layers (softmax-normalised for
         ``"trainable"``, ``mix_weights`` for ``"frozen"`` and ``"concat"``); None for
         ``"mlp"``.
+    bag_ : ContextualBag or None
+        The contextual bag (``bag_size``; :mod:`elmofeat.elmo.bag`): its codebook, its
+        TF-IDF weights and the length of its rows; None without one.
     layer_scales_ : ndarray of shape (n_layers + 1,)
         The spread each layer is divided by before the mix (ones with
         ``scale_layers=False``).
@@ -272,6 +272,8 @@ class ElmoVectorizer(BaseTextVectorizer):
         mix_weights=None,
         scale_layers=True,
         pooling="mean",
+        bag_size=None,
+        bag_weight=1.0,
         norm=None,
         dtype=np.float32,
         cv=5,
@@ -293,6 +295,8 @@ class ElmoVectorizer(BaseTextVectorizer):
         self.mix_weights = mix_weights
         self.scale_layers = scale_layers
         self.pooling = pooling
+        self.bag_size = bag_size
+        self.bag_weight = bag_weight
         self.norm = norm
         self.dtype = dtype
         self.cv = cv
@@ -348,37 +352,40 @@ class ElmoVectorizer(BaseTextVectorizer):
                                      and get_mix(self.layer_mix).needs_labels)
         return tags
 
-    def _pretrained_reference(self) -> dict | None:
-        """How a pickle names the shipped pretrained model it uses instead of holding its
-        weights: only when ``bilm_`` is the process's shared copy of a registered model
-        (read-only, so its weights are the checked ones). An adapted copy, a model moved
-        to another device or any other biLM is held."""
-        from ..bilm import hub, sharing
-
-        name = sharing.registered_model(getattr(self, "bilm_", None))
-        if name is None or name not in hub.REGISTRY:
-            return None
-        return {"pretrained_model": name, "sha256": hub.REGISTRY[name].sha256}
-
     def __getstate__(self):
         state = super().__getstate__()
         state.pop("_placed_bilm_copy", None)  # made again where the pickle is loaded
-        reference = self._pretrained_reference()
+        reference = references.pretrained_reference(getattr(self, "bilm_", None))
         if reference is not None:  # tens of MB of weights that elmofeat ships already
             state["bilm_"] = reference
         return state
 
     def __setstate__(self, state):
-        state = dict(state)
+        state = {"bag_size": None, "bag_weight": 1.0, **state}  # saved before the bag
+        if "mix_" in state:
+            state.setdefault("bag_", None)
         reference = state.get("bilm_")
         if isinstance(reference, dict) and "pretrained_model" in reference:
-            state["bilm_"] = _shipped_model(reference, state.get("device", "auto"))
+            state["bilm_"] = references.shipped_model(reference, state.get("device", "auto"))
         super().__setstate__(state)
 
     @property
     def _n_token_features(self) -> int:
         check_is_fitted(self, "mix_")
         return self.mix_.n_features
+
+    def get_feature_names_out(self, input_features=None):
+        names = super().get_feature_names_out(input_features)
+        if self.bag_ is None:
+            return names
+        bag = [f"{self._feature_prefix}_bag{i}" for i in range(self.bag_.n_features)]
+        return np.concatenate([names, np.asarray(bag, dtype=object)])
+
+    def _output_mix(self, mix=None):
+        """The mix that gives the output features: ``mix`` (``mix_`` by default), and
+        the bag after it where there is one."""
+        mix = self.mix_ if mix is None else mix
+        return mix if self.bag_ is None else _bag.BaggedMix(mix, self.bag_, self.pooling)
 
     # ------------------------------------------------------------------ validation
     _parameter_constraints: dict = {
@@ -388,6 +395,8 @@ class ElmoVectorizer(BaseTextVectorizer):
         "layer_mix": [RegisteredOptions(mix_names)],  # elmofeat.mixes' registry
         "mix_weights": [StrOptions({"random"}), "array-like", None],  # values: mixes.base.fixed_shares
         "scale_layers": ["boolean", StrOptions({"bilm"})],
+        "bag_size": [positive_int(), None],
+        "bag_weight": [Interval(Real, 0, None, closed="neither")],
         "cv": ["cv_object"],
         "mlp_dim": [positive_int()],
         "mix_epochs": [positive_int()],
@@ -549,7 +558,24 @@ class ElmoVectorizer(BaseTextVectorizer):
         self.mix_ = spec.fit_mix(data, None if targets is None else targets.labelled, settings)
         self.layer_weights_ = self.mix_.layer_weights
         self.gamma_ = None if self.mix_.gamma is None else float(self.mix_.gamma)
+        self.bag_ = self._fit_bag(documents, seed, threads) if self.bag_size else None
         return documents, data, settings
+
+    def _fit_bag(self, documents, seed, threads):
+        """The contextual bag, learned on a seeded sample of whole training documents
+        (at most ``bag.SAMPLE_TOKENS`` tokens, the last one drawn cut to fit)."""
+        tokens = self.bilm_.tokenize(documents)
+        chosen, last, kept = _bag.sample_documents([len(t) for t in tokens],
+                                                   _bag.SAMPLE_TOKENS, seed)
+        whole = [i for i in chosen if i != last or kept == len(tokens[i])]
+        parts = [self._layers([documents[i] for i in whole], threads)]
+        if len(whole) < len(chosen):  # cut: not the layers cached under its text
+            parts.append(self.bilm_.embed_tokens([tokens[last][:kept]], self.batch_size,
+                                                 threads=threads))
+        layers, offsets = _bag.join(parts)
+        bag = _bag.fit_bag(layers, offsets, self.bag_size, seed)
+        bag.scale = self.bag_weight * _bag.block_scale(self.mix_.pool(layers, offsets, self.pooling))
+        return bag
 
     @fit_context(prefer_skip_nested_validation=False)  # the BiLM's parameters too
     def fit(self, X, y=None):
@@ -601,13 +627,13 @@ class ElmoVectorizer(BaseTextVectorizer):
             # The same seed as the full fit: every fold's mix starts from the same
             # initialisation, so that a learned (MLP) feature space stays aligned across
             # folds and with the one transform uses.
-            mix = spec.fit_mix(data, labelled[train], settings)
+            mix = self._output_mix(spec.fit_mix(data, labelled[train], settings))
             out[labelled[test]] = mix.features(data, labelled[test], self.pooling)
         # Unlabelled documents lend no label to the mix: the full fit's features are
         # out-of-sample for them already.
         unlabelled = targets.unlabelled
         if len(unlabelled):
-            out[unlabelled] = self.mix_.features(data, unlabelled, self.pooling)
+            out[unlabelled] = self._output_mix().features(data, unlabelled, self.pooling)
         return self._finish(out)
 
     # ------------------------------------------------------------------- transform
@@ -630,20 +656,20 @@ class ElmoVectorizer(BaseTextVectorizer):
 
     def _transform(self, documents, threads):
         n_jobs = min(effective_n_jobs(self.n_jobs), max(len(documents) // CHUNK, 1))
-        bilm = self._placed_bilm()
+        bilm, mix = self._placed_bilm(), self._output_mix()
         if n_jobs == 1:
             parts = []
             layers_of = self._cached_layers(bilm, threads)
             with tqdm(total=len(documents), unit="doc", desc="ElmoVectorizer.transform",
                       disable=not self.verbose, leave=False) as bar:
                 for chunk in chunks(documents, CHUNK):
-                    parts.append(document_features(bilm, self.mix_, self.pooling, chunk,
+                    parts.append(document_features(bilm, mix, self.pooling, chunk,
                                                    layers_of, self.batch_size, threads))
                     bar.update(len(chunk))
         else:
             size = -(-len(documents) // n_jobs)
             parts = Parallel(n_jobs=n_jobs)(
-                delayed(transform_part)(bilm, self.mix_, self.pooling, part, n_jobs,
+                delayed(transform_part)(bilm, mix, self.pooling, part, n_jobs,
                                          self.batch_size, self.n_threads)
                 for part in chunks(documents, size)
             )

@@ -1,0 +1,246 @@
+"""The contextual bag of words of ``ElmoVectorizer(bag_size=...)``.
+
+Every token's representation (its layers side by side, unit length, reduced by a PCA)
+is assigned to the nearest code of a k-means codebook learned without labels on a
+sample of the training texts; a document becomes its counts of codes, TF-IDF weighted,
+beside the pooled features. Why: the mean over the hundreds of tokens of a long
+document washes out the few words that carry its topic, which a bag keeps; codes of
+contextual vectors are closer to senses than to word forms
+(``benchmarks/long_documents.py`` measures both).
+
+The fitted bag (:class:`ContextualBag`) holds NumPy arrays and a fitted
+``TfidfTransformer`` only: transforming and pickling need no torch module.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..mixes.base import FittedMix, one_blas_thread, select_documents
+
+#: Training tokens the codebook and its inverse document frequencies are learned from:
+#: the tokens of a seeded sample of whole training documents, at most this many (a
+#: fit's cost stays bounded whatever the corpus).
+SAMPLE_TOKENS = 100_000
+#: Width the token vectors are reduced to before the codebook (a PCA of the sample):
+#: assigning a token costs ``n_codes * N_COMPONENTS`` multiply-adds.
+N_COMPONENTS = 128
+#: Passes of the mini-batch k-means over the sample.
+KMEANS_PASSES = 10
+
+
+def _workers() -> int:
+    """Threads that assign codes, each on its own documents: torch's thread count in
+    force (what the vectorizer's thread policy set; 1 where torch is not loaded)."""
+    torch = sys.modules.get("torch")
+    return max(1, torch.get_num_threads()) if torch is not None else 1
+
+
+def unit_rows(layers: np.ndarray) -> np.ndarray:
+    """``(n_tokens, n_layers, dim) -> (n_tokens, n_layers * dim)``, float32, every row of
+    unit length (a zero row stays zero)."""
+    flat = np.array(layers.reshape(len(layers), -1), dtype=np.float32)
+    flat /= np.maximum(np.linalg.norm(flat, axis=1, keepdims=True), 1e-12)
+    return flat
+
+
+class ContextualBag:
+    """A fitted contextual bag of words.
+
+    Parameters
+    ----------
+    centre : ndarray of shape (n_layers * dim,)
+        Mean of the sample's unit token vectors.
+    components : ndarray of shape (n_components, n_layers * dim)
+        The sample's principal axes.
+    centroids : ndarray of shape (n_codes, n_components)
+        The codebook.
+    tfidf : sklearn.feature_extraction.text.TfidfTransformer
+        Fitted on the sample documents' counts of codes (sublinear term frequency,
+        unit-length rows).
+    scale : float
+        The length of every non-empty document's row of the bag.
+    """
+
+    def __init__(self, centre, components, centroids, tfidf, scale: float):
+        self.centre = np.asarray(centre, dtype=np.float32)
+        self.components = np.ascontiguousarray(components, dtype=np.float32)
+        self.centroids = np.ascontiguousarray(centroids, dtype=np.float32)
+        self.tfidf = tfidf
+        self.scale = float(scale)
+        # ||c||^2 / 2: the nearest code maximises x.c - ||c||^2 / 2
+        self._half_norms = 0.5 * (self.centroids ** 2).sum(axis=1)
+
+    @property
+    def n_features(self) -> int:
+        return len(self.centroids)
+
+    def __repr__(self):
+        return (f"ContextualBag(n_codes={len(self.centroids)}, "
+                f"n_components={len(self.components)}, scale={self.scale:.4g})")
+
+    def codes(self, layers: np.ndarray) -> np.ndarray:
+        """The nearest code of every token: ``(n_tokens, n_layers, dim) -> (n_tokens,)``."""
+        if not len(layers):
+            return np.zeros(0, dtype=np.int64)
+        reduced = (unit_rows(layers) - self.centre) @ self.components.T
+        return np.argmax(reduced @ self.centroids.T - self._half_norms, axis=1)
+
+    def counts(self, layers: np.ndarray, offsets: np.ndarray) -> sp.csr_matrix:
+        """Counts of codes per document, ``(n_documents, n_codes)``; document ``i`` owns
+        ``layers[offsets[i]:offsets[i + 1]]``. Each document's codes come from products
+        over its own tokens on one BLAS thread, so that they depend on that document
+        alone (a product's sums depend on its number of rows and on its threads); the
+        documents are shared among torch's threads in force."""
+        n_docs = len(offsets) - 1
+        workers = min(_workers(), n_docs)
+
+        def run(part):  # numpy's products and argmax release the GIL
+            return [self.codes(layers[offsets[i] : offsets[i + 1]]) for i in part]
+
+        with one_blas_thread():
+            if workers > 1:
+                from concurrent.futures import ThreadPoolExecutor
+
+                with ThreadPoolExecutor(workers) as pool:
+                    parts = np.array_split(np.arange(n_docs), workers)
+                    codes = [c for part in pool.map(run, parts) for c in part]
+            else:
+                codes = run(range(n_docs))
+        lengths = np.diff(offsets)
+        owner = np.repeat(np.arange(len(lengths)), lengths)
+        flat = np.concatenate(codes) if codes else np.zeros(0, dtype=np.int64)
+        counts = sp.csr_matrix((np.ones(len(flat)), (owner, flat)),
+                               shape=(len(lengths), self.n_features))
+        counts.sum_duplicates()
+        return counts
+
+    def features(self, counts) -> np.ndarray:
+        """TF-IDF weighted counts of codes, every non-empty row of length ``scale``:
+        ``(n_documents, n_codes)`` float32 (zeros for a document with no token)."""
+        return (self.scale * self.tfidf.transform(counts)).toarray().astype(np.float32)
+
+
+def fit_bag(layers: np.ndarray, offsets: np.ndarray, n_codes: int, seed: int,
+            n_components: int = N_COMPONENTS) -> ContextualBag:
+    """Learn a bag's codebook and weights from sample documents' token representations.
+
+    Parameters
+    ----------
+    layers : ndarray of shape (n_tokens, n_layers, dim)
+    offsets : ndarray of shape (n_documents + 1,)
+    n_codes : int
+        Codes of the codebook; at most the number of tokens.
+    seed : int
+        Seeds the PCA and the k-means.
+    n_components : int
+        Width the unit token vectors are reduced to (at most their own width).
+
+    Returns
+    -------
+    bag : ContextualBag
+        With ``scale`` 1 (the caller sets the scale it wants).
+    """
+    from sklearn.cluster import MiniBatchKMeans
+    from sklearn.decomposition import PCA
+    from sklearn.feature_extraction.text import TfidfTransformer
+
+    n_tokens = int(offsets[-1] - offsets[0])
+    if n_tokens < n_codes:
+        raise ValueError(
+            f"bag_size={n_codes} codes need at least as many tokens to learn from; the "
+            f"training texts have {n_tokens}: use a smaller bag_size, or bag_size=None")
+    vectors = unit_rows(layers[offsets[0] : offsets[-1]])
+    width = min(n_components, vectors.shape[1], n_tokens)
+    pca = PCA(width, svd_solver="randomized", random_state=seed).fit(vectors)
+    reduced = pca.transform(vectors).astype(np.float32)
+    batch = min(4096, n_tokens)
+    kmeans = MiniBatchKMeans(n_codes, random_state=seed, n_init=1, batch_size=batch,
+                             max_iter=KMEANS_PASSES).fit(reduced)
+    bag = ContextualBag(pca.mean_, pca.components_, kmeans.cluster_centers_, None, 1.0)
+    bag.tfidf = TfidfTransformer(sublinear_tf=True).fit(bag.counts(layers, offsets))
+    return bag
+
+
+def join(parts) -> tuple[np.ndarray, np.ndarray]:
+    """``(layers, offsets)`` pairs of consecutive documents as one pair."""
+    layers = np.concatenate([p[0] for p in parts])
+    lengths = np.concatenate([np.diff(p[1]) for p in parts])
+    return layers, np.concatenate([[0], np.cumsum(lengths)])
+
+
+def block_scale(features: np.ndarray) -> float:
+    """The root-mean-square length of the centred rows of ``features`` (the pooled
+    features of the sample documents): the bag's rows get this length (times
+    ``bag_weight``), so that the two blocks weigh alike in a classifier whatever the
+    biLM's scale. The uncentred length where the rows do not vary (one document)."""
+    features = np.asarray(features, dtype=np.float64)
+    for rows in (features - features.mean(axis=0), features):
+        length = float(np.sqrt((rows ** 2).sum(axis=1).mean())) if len(rows) else 0.0
+        if length > 1e-12:
+            return length
+    return 1.0
+
+
+class BaggedMix(FittedMix):
+    """A fitted mix's pooled features followed by a contextual bag's: what
+    ``ElmoVectorizer.transform`` computes when it has a bag. Wraps both and keeps
+    neither's state itself (the vectorizer's ``mix_`` and ``bag_`` stay what they are)."""
+
+    def __init__(self, mix: FittedMix, bag: ContextualBag, pooling: str):
+        self.mix, self.bag = mix, bag
+        n_pooled = mix.n_features * (2 if pooling == "meanmax" else 1)
+        self.n_features = n_pooled + bag.n_features
+        self.layer_weights, self.gamma = mix.layer_weights, mix.gamma
+
+    def pool(self, layers, offsets, pooling, batch_invariant=True):
+        return np.hstack([self.mix.pool(layers, offsets, pooling, batch_invariant),
+                          self.bag.features(self.bag.counts(layers, offsets))])
+
+    def pool_stream(self, pieces, pooling):
+        counts = sp.csr_matrix((1, self.bag.n_features))
+
+        def counted(pieces):  # the bag's counts, taken as the mix reads each piece
+            nonlocal counts
+            for layers in pieces:
+                counts = counts + self.bag.counts(layers, np.array([0, len(layers)]))
+                yield layers
+
+        pooled = self.mix.pool_stream(counted(pieces), pooling)
+        return np.concatenate([pooled, self.bag.features(counts)[0]])
+
+    def features(self, data, docs, pooling, chunk=1024, batch_invariant=True):
+        """The mix's features of ``docs`` beside their bag (``data`` holds every token's
+        layers: what a supervised mix learns from)."""
+        docs = np.asarray(docs, dtype=np.int64)
+        pooled = self.mix.features(data, docs, pooling, chunk, batch_invariant)
+        bags = [self.bag.features(self.bag.counts(*select_documents(
+                    data.layers, data.offsets, docs[i : i + chunk])))
+                for i in range(0, len(docs), chunk)]
+        return np.hstack([pooled, np.concatenate(bags) if bags
+                          else np.zeros((0, self.bag.n_features), np.float32)])
+
+
+def sample_documents(lengths, budget: int, seed: int) -> tuple[np.ndarray, int, int]:
+    """Which training documents a bag learns from: whole documents in a seeded random
+    order until ``budget`` tokens, the last one cut to fill it.
+
+    Returns
+    -------
+    chosen : ndarray of int
+        Indices of the non-empty documents chosen, in increasing order.
+    last : int
+        The chosen document that may be cut (the last one drawn; -1 when none is).
+    kept : int
+        Its tokens kept (its full length when the budget is not reached).
+    """
+    lengths = np.asarray(lengths, dtype=np.int64)
+    order = np.random.RandomState(seed).permutation(len(lengths))
+    order = order[lengths[order] > 0]
+    ends = np.cumsum(lengths[order])
+    n = min(int(np.searchsorted(ends, budget)) + 1, len(order))
+    cut = int(lengths[order[n - 1]] - max(0, ends[n - 1] - budget)) if n else 0
+    return np.sort(order[:n]), (order[n - 1] if n else -1), cut
