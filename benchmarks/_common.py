@@ -192,3 +192,25 @@ def training_step(lm, bf16: bool):
 
     return step
 
+
+#: Python source, for the child processes of the memory benchmarks: ``status_mb(field)``
+#: reads /proc/self/status (MB), ``rss_mb()`` the resident memory, ``reset_peak()``
+#: resets the peak (VmHWM) to it (Linux >= 4.0, writing 5 to clear_refs), so that a
+#: peak taken after it covers only what runs after the baseline, and ``peak_mb()``.
+PEAK_MEMORY_HELPERS = r"""
+def status_mb(field):
+    for line in open("/proc/self/status"):
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+def rss_mb():
+    return status_mb("VmRSS")
+
+def reset_peak():
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")
+
+def peak_mb():
+    return status_mb("VmHWM")
+"""

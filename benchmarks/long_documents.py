@@ -23,6 +23,12 @@ made on every task at once:
 * ``mean+cbow`` (``-w0.5``, ``-w2``): ``mean`` beside the bag, so that short texts keep
   their dense features: the dense block centred and scaled to a unit RMS row norm, the
   bag's unit rows times 1 (0.5, 2);
+* ``mean+bag`` (``-k1000``, ``-k4000``, ``-768``, ``-400k``): ``mean`` beside the contextual bag of
+  ``ElmoVectorizer(bag_size=2000)`` as the library learns it (:mod:`elmofeat.elmo.bag`:
+  a codebook and IDF learned on a seeded sample of whole training documents of at most
+  100,000 tokens, token vectors reduced to 128 principal components; rows as long as the
+  dense block's): 2,000 codes (1,000, 4,000; 2,000 on the unreduced 768 columns; 2,000
+  learned on a sample of 400,000 tokens);
 * ``hybrid-mean`` / ``hybrid-idf``: ``make_hybrid``'s construction (TF-IDF beside the
   centred, row-normalised dense block at weight 0.2) with the ``mean`` or ``idf`` block;
 * ``tfidf``: ``TfidfVectorizer(sublinear_tf=True)``, the floor.
@@ -64,6 +70,7 @@ from sklearn.preprocessing import Normalizer, StandardScaler
 
 from elmofeat import BiLM
 from elmofeat.datasets import get_data_home
+from elmofeat.elmo import bag
 from elmofeat.suite import BenchmarkSettings
 from elmofeat.suite.data import Split, load_dataset
 
@@ -337,6 +344,58 @@ class DenseAndBag:
         return self._joined(self.dense_.transform(texts), self.bag_.transform(texts))
 
 
+class LibraryBag:
+    """``mean`` beside the contextual bag of ``ElmoVectorizer(bag_size=...)``, learned as
+    the vectorizer learns it (:mod:`elmofeat.elmo.bag`: a seeded sample of whole training
+    documents of at most ``bag.SAMPLE_TOKENS`` tokens, a PCA to ``n_components``, the
+    codebook, IDF on the sample, rows as long as the dense block's RMS length times
+    ``weight``), on the stored representations."""
+
+    def __init__(self, store: Store, n_codes: int = CODEBOOK, weight: float = 1.0,
+                 n_components: int = bag.N_COMPONENTS, sample_tokens: int = bag.SAMPLE_TOKENS,
+                 seed: int = 0):
+        self.store, self.n_codes, self.weight = store, n_codes, weight
+        self.n_components, self.sample_tokens, self.seed = n_components, sample_tokens, seed
+
+    def _layers(self, docs, cut=None):
+        """(layers (n_tokens, 3, dim), offsets) of ``docs``; ``cut``: (document, tokens
+        kept)."""
+        parts = []
+        for part, values, _, local in self.store.chunks(docs):
+            if cut is not None and cut[0] in part:
+                j = int(np.flatnonzero(part == cut[0])[0])
+                keep = np.ones(len(values), bool)
+                keep[local[j] + cut[1] : local[j + 1]] = False
+                values = values[keep]
+                local = local.copy()
+                local[j + 1 :] -= local[j + 1] - local[j] - cut[1]
+            parts.append((values.reshape(len(values), 3, self.store.dim), local))
+        return bag.join(parts)
+
+    def fit_transform(self, texts, y=None):
+        docs = self.store.documents(texts)
+        self.dense_ = Pooled(self.store)
+        dense = self.dense_.fit_transform(texts)
+        lengths = self.store.offsets[docs + 1] - self.store.offsets[docs]
+        chosen, last, kept = bag.sample_documents(lengths, self.sample_tokens, self.seed)
+        layers, offsets = self._layers(docs[chosen], (docs[last], kept) if last >= 0 else None)
+        self.bag_ = bag.fit_bag(layers, offsets, self.n_codes, self.seed, self.n_components)
+        self.bag_.scale = self.weight * bag.block_scale(dense[chosen])
+        return np.hstack([dense, self._bag(docs)])
+
+    def fit(self, texts, y=None):
+        self.fit_transform(texts)
+        return self
+
+    def _bag(self, docs):
+        return np.concatenate([self.bag_.features(self.bag_.counts(*self._layers(part)))
+                               for part in np.array_split(docs, max(1, len(docs) // 1024))])
+
+    def transform(self, texts):
+        docs = self.store.documents(texts)
+        return np.hstack([self.dense_.transform(texts), self._bag(docs)])
+
+
 def hybrid(dense) -> FeatureUnion:
     """``make_hybrid``'s construction around any dense vectorizer."""
     block = Pipeline([("dense", dense), ("center", StandardScaler(with_std=False)),
@@ -363,6 +422,11 @@ def candidates(store: Store, dim: int) -> dict:
         "mean+cbow": lambda: DenseAndBag(store),
         "mean+cbow-w0.5": lambda: DenseAndBag(store, weight=0.5),
         "mean+cbow-w2": lambda: DenseAndBag(store, weight=2.0),
+        "mean+bag": lambda: LibraryBag(store),
+        "mean+bag-k1000": lambda: LibraryBag(store, n_codes=1000),
+        "mean+bag-k4000": lambda: LibraryBag(store, n_codes=4000),
+        "mean+bag-768": lambda: LibraryBag(store, n_components=768),
+        "mean+bag-400k": lambda: LibraryBag(store, sample_tokens=400_000),
         "hybrid-mean": lambda: hybrid(Pooled(store)),
         "hybrid-idf": lambda: hybrid(Pooled(store, "idf")),
     }

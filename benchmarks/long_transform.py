@@ -12,11 +12,13 @@ words), records its resident memory (RSS) as the baseline, resets the peak count
   repeated): its peak above the baseline, which must not follow the document's length.
 
 Each row runs with ``ElmoVectorizer()`` (the default features) and with
-``ElmoVectorizer(bag_size=2000)``; the fit's seconds are reported beside them.
+``ElmoVectorizer(bag_size=2000)``; the fit's seconds are reported beside them. The
+corpus rows run ``--repeats`` times, each in a fresh process: the median, with the
+range (a shared host's speed varies from minute to minute).
 Target: 3,000 documents of ~300 words within 60 s.
 
 Writes benchmarks/results/long_transform.{json,md}.
-Run: python benchmarks/long_transform.py [--data-home DIR] [--threads 2]
+Run: python benchmarks/long_transform.py [--data-home DIR] [--threads 2] [--repeats 3]
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ import json
 import subprocess
 import sys
 
-from _common import markdown_table, write_results
+from _common import PEAK_MEMORY_HELPERS, markdown_table, write_results
 
 CHILD = r"""
 import json, sys, time
@@ -34,12 +36,7 @@ import torch
 from elmofeat import ElmoVectorizer
 from elmofeat.datasets import load_20newsgroups
 
-def status_mb(field):
-    for line in open("/proc/self/status"):
-        if line.startswith(field + ":"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
-
+""" + PEAK_MEMORY_HELPERS + r"""
 home, kind, size, bag_size, threads = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], int(sys.argv[5])
 torch.set_num_threads(threads)
 posts = load_20newsgroups(home, subset="train").data
@@ -55,14 +52,13 @@ if kind == "corpus":
     operation = [" ".join(words[i * 300 : (i + 1) * 300]) for i in range(size)]
 else:
     operation = [" ".join((words * (size // len(words) + 1))[:size])]
-base = status_mb("VmRSS")
-with open("/proc/self/clear_refs", "w") as f:
-    f.write("5")  # the peak (VmHWM) from here on
+base = rss_mb()
+reset_peak()
 start = time.perf_counter()
 features = vec.transform(operation)
 seconds = time.perf_counter() - start
 print(json.dumps({"seconds": seconds, "fit_seconds": fit_seconds, "base_mb": base,
-                  "peak_mb": status_mb("VmHWM") - base, "n_features": features.shape[1],
+                  "peak_mb": peak_mb() - base, "n_features": features.shape[1],
                   "finite": bool(abs(features).max() < float("inf"))}))
 """
 
@@ -85,6 +81,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-home", default=None)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--repeats", type=int, default=3,
+                        help="fresh-process runs of each corpus row (the median is reported)")
     args = parser.parse_args()
     from elmofeat.datasets import get_data_home
 
@@ -93,10 +91,15 @@ def main():
     for kind, size, label in OPERATIONS:
         row = [label]
         for bag_size in BAGS:
-            measured = measure(home, kind, size, bag_size, args.threads)
-            assert measured["finite"], (kind, size, bag_size)
-            results.append({"kind": kind, "size": size, "bag_size": bag_size, **measured})
-            row += [f"{measured['seconds']:.1f}", f"{measured['peak_mb']:,.0f}"]
+            runs = [measure(home, kind, size, bag_size, args.threads)
+                    for _ in range(args.repeats if kind == "corpus" else 1)]
+            assert all(run["finite"] for run in runs), (kind, size, bag_size)
+            measured = sorted(runs, key=lambda run: run["seconds"])[len(runs) // 2]
+            seconds = [run["seconds"] for run in runs]
+            results.append({"kind": kind, "size": size, "bag_size": bag_size, **measured,
+                            "seconds_all": seconds})
+            spread = f" ({min(seconds):.1f}-{max(seconds):.1f})" if len(runs) > 1 else ""
+            row += [f"{measured['seconds']:.1f}{spread}", f"{measured['peak_mb']:,.0f}"]
             print(results[-1], flush=True)
         rows.append(row)
     fits = {r["bag_size"]: r["fit_seconds"] for r in results if r["kind"] == "corpus"}
@@ -105,7 +108,9 @@ def main():
         f"`en-base`, {args.threads} torch threads, each row in a fresh process after a fit on "
         "1,000 posts of 20 Newsgroups' training part cut to 300 words (fit: "
         f"{fits['none']:.1f} s for `ElmoVectorizer()`, {fits['2000']:.1f} s with "
-        "`bag_size=2000`). Peak: resident memory above the fitted vectorizer's.\n\n"
+        "`bag_size=2000`). Corpus rows: the median of "
+        f"{args.repeats} fresh-process runs, their range in brackets. Peak: resident "
+        "memory above the fitted vectorizer's.\n\n"
         + markdown_table(["operation", "default: seconds", "default: peak MB",
                           "bag_size=2000: seconds", "bag_size=2000: peak MB"], rows)
         + "\n")

@@ -25,7 +25,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from _common import markdown_table, write_results
+from _common import PEAK_MEMORY_HELPERS, markdown_table, write_results
 
 SETUP = r"""
 import json, sys
@@ -33,24 +33,7 @@ import numpy as np
 from elmofeat import BiLM, ElmoVectorizer
 from elmofeat.datasets import load_ag_news
 
-def status_mb(field):
-    for line in open("/proc/self/status"):
-        if line.startswith(field + ":"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
-
-def rss_mb():
-    return status_mb("VmRSS")
-
-def reset_peak():
-    # Writing 5 to clear_refs resets the peak RSS (VmHWM) to the current RSS (Linux
-    # >= 4.0): the peak then covers only what runs after the baseline, not loading.
-    with open("/proc/self/clear_refs", "w") as f:
-        f.write("5")
-
-def peak_mb():
-    return status_mb("VmHWM")
-
+""" + PEAK_MEMORY_HELPERS + r"""
 model, home, kind, size = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 news = load_ag_news(home, subset="test")
 bilm = BiLM.load(model)

@@ -6,30 +6,12 @@ import pytest
 import scipy.sparse as sp
 from sklearn.base import clone
 
-from elmofeat import BiLM, ElmoVectorizer
-from elmofeat.elmo import bag as _bag, caches as _bilm_cache, transform as _transform
+from elmofeat import ElmoVectorizer
+from elmofeat.elmo import bag as _bag, transform as _transform
 
-from .estimator_checks import make_topic_corpus
+from .test_elmo import _fresh_caches, bilm, corpus  # noqa: F401 (fixtures)
 
-SMALL_BILM = dict(embedding_dim=8, hidden_dim=8, max_epochs=1, batch_size=16, random_state=0)
 N_POOLED = 48  # the default concatenation: 3 layers of 2 x 8
-
-
-@pytest.fixture(scope="module")
-def corpus():
-    return make_topic_corpus(120)
-
-
-@pytest.fixture(scope="module")
-def bilm(corpus):
-    return BiLM(**SMALL_BILM).fit(corpus[0])
-
-
-@pytest.fixture(autouse=True)
-def _fresh_caches():
-    _bilm_cache.BILMS.clear()
-    _bilm_cache.REPRESENTATIONS.clear()
-    yield
 
 
 def bagged(bilm, **params):
@@ -158,6 +140,7 @@ def test_too_few_tokens_for_the_codebook_is_said_plainly(bilm):
     ({"bag_size": 2.5}, TypeError, "'bag_size' parameter"),
     ({"bag_weight": 0.0}, ValueError, "'bag_weight' parameter"),
     ({"bag_weight": float("nan")}, ValueError, "'bag_weight' parameter"),
+    ({"bag_weight": float("inf")}, ValueError, "'bag_weight' parameter"),
     ({"bag_weight": "1"}, TypeError, "'bag_weight' parameter"),
 ])
 def test_bad_bag_parameters(corpus, bilm, params, error, match):

@@ -105,7 +105,7 @@ class ElmoVectorizer(BaseTextVectorizer):
         not grow with the corpus; ``fit`` needs at least ``bag_size`` tokens.
     bag_weight : float, default=1.0
         Length of each document's bag row, relative to the root-mean-square length of
-        the (centred) pooled features of the sample documents.
+        the (centred) pooled features of the sample documents; in (0, 1e6].
     norm : {None, "l2"}, default=None
         ``"l2"``: each document's features scaled to unit length (as
         ``TfidfVectorizer`` and sentence-transformers' ``normalize_embeddings``); an empty
@@ -396,7 +396,7 @@ class ElmoVectorizer(BaseTextVectorizer):
         "mix_weights": [StrOptions({"random"}), "array-like", None],  # values: mixes.base.fixed_shares
         "scale_layers": ["boolean", StrOptions({"bilm"})],
         "bag_size": [positive_int(), None],
-        "bag_weight": [Interval(Real, 0, None, closed="neither")],
+        "bag_weight": [Interval(Real, 0, 1e6, closed="right")],  # larger: float32 overflows
         "cv": ["cv_object"],
         "mlp_dim": [positive_int()],
         "mix_epochs": [positive_int()],
