@@ -42,9 +42,9 @@ def _workers() -> int:
 def unit_rows(layers: np.ndarray) -> np.ndarray:
     """``(n_tokens, n_layers, dim) -> (n_tokens, n_layers * dim)``, float32, every row of
     unit length (a zero row stays zero)."""
-    flat = np.array(layers.reshape(len(layers), -1), dtype=np.float32)
-    flat /= np.maximum(np.linalg.norm(flat, axis=1, keepdims=True), 1e-12)
-    return flat
+    from sklearn.preprocessing import normalize
+
+    return normalize(np.array(layers.reshape(len(layers), -1), dtype=np.float32), copy=False)
 
 
 class ContextualBag:
@@ -115,8 +115,7 @@ class ContextualBag:
         flat = np.concatenate(codes) if codes else np.zeros(0, dtype=np.int64)
         counts = sp.csr_matrix((np.ones(len(flat)), (owner, flat)),
                                shape=(len(lengths), self.n_features))
-        counts.sum_duplicates()
-        return counts
+        return counts  # the COO -> CSR conversion summed a document's repeated codes
 
     def features(self, counts) -> np.ndarray:
         """TF-IDF weighted counts of codes, every non-empty row of length ``scale``:

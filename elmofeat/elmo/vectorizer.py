@@ -469,12 +469,13 @@ class ElmoVectorizer(BaseTextVectorizer):
         bilm = clone(bilm).set_params(device=self.device, verbose=self.verbose or bilm.verbose)
         return _bilm_cache.BILMS.fitted(bilm, documents, self._cache_folder(), threads)
 
-    def _layers(self, documents, threads):
+    def _layers(self, documents, threads, token_lists=None):
         """Representations for fitting: kept in the process cache for reuse (the other
-        candidates of a search, cross-fitting)."""
+        candidates of a search, cross-fitting); ``token_lists``: the documents' tokens
+        where the caller has them."""
         return _bilm_cache.REPRESENTATIONS.embed(
             self.bilm_, self.bilm_.representation_key(), documents, batch_size=self.batch_size,
-            threads=threads)
+            token_lists=token_lists, threads=threads)
 
     def _cached_layers(self, bilm, threads):
         """``(documents, token_lists) -> (layers, offsets)`` for transforming with
@@ -568,7 +569,8 @@ class ElmoVectorizer(BaseTextVectorizer):
         chosen, last, kept = _bag.sample_documents([len(t) for t in tokens],
                                                    _bag.SAMPLE_TOKENS, seed)
         whole = [i for i in chosen if i != last or kept == len(tokens[i])]
-        parts = [self._layers([documents[i] for i in whole], threads)]
+        parts = [self._layers([documents[i] for i in whole], threads,
+                              token_lists=[tokens[i] for i in whole])]
         if len(whole) < len(chosen):  # cut: not the layers cached under its text
             parts.append(self.bilm_.embed_tokens([tokens[last][:kept]], self.batch_size,
                                                  threads=threads))
