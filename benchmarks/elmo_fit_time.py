@@ -11,11 +11,12 @@ Two workloads, each in a fresh process with 2 CPU threads and ``verbose=True``:
 Each workload runs with the library's defaults (``ElmoVectorizer()``: the shipped
 general model, frozen mix, nothing pretrained) and, with ``--scratch``, with the
 from-scratch biLM of the reference experiment (``ElmoVectorizer(BiLM())``: pretrained on
-the texts themselves), whose own time estimate (what ``verbose=True`` said) is kept.
+the texts themselves), whose own time estimate (what ``verbose=True`` said) is kept,
+and, with ``--bag-size N``, with the contextual bag (``ElmoVectorizer(bag_size=N)``).
 
 Writes benchmarks/results/elmo_fit_time.{json,md}.
 Run: python benchmarks/elmo_fit_time.py [--sentences 10000] [--documents 3000]
-     [--scratch] [--data-home DIR]
+     [--scratch] [--bag-size N] [--data-home DIR]
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from elmofeat import BiLM, ElmoVectorizer
 from elmofeat.datasets import load_ag_news, load_cr, load_r8
 
 kind, n, home, scratch = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4] == "1"
+bag_size = None if sys.argv[5] == "none" else int(sys.argv[5])
 X, labels = [], []
 if kind == "sentences":
     for offset, corpus in ((0, load_ag_news(home, subset="test")),
@@ -69,11 +71,13 @@ y = np.asarray(labels)[order]
 start = time.perf_counter()
 # the default: the shipped general model (ElmoVectorizer()'s bilm), or a from-scratch biLM
 params = {"bilm": BiLM(random_state=0)} if scratch else {}
+if bag_size:
+    params["bag_size"] = bag_size
 vectorizer = ElmoVectorizer(**params, random_state=0, verbose=True, cache_dir=None)
 features = vectorizer.fit_transform(X, y)
 seconds = time.perf_counter() - start
 history = vectorizer.bilm_.history_ if scratch else []
-print(json.dumps({"kind": kind, "scratch": scratch, "documents": len(X),
+print(json.dumps({"kind": kind, "scratch": scratch, "bag_size": bag_size, "documents": len(X),
                   "words": sum(len(s.split()) for s in X), "seconds": seconds,
                   "shape": list(features.shape),
                   "pretrain_seconds": sum(h["seconds"] for h in history),
@@ -83,9 +87,9 @@ print(json.dumps({"kind": kind, "scratch": scratch, "documents": len(X),
 TARGETS = {"sentences": 20.0, "documents": 60.0}
 
 
-def run(kind, n, home, scratch):
-    out = subprocess.run([sys.executable, "-c", CHILD, kind, str(n), home, "1" if scratch else "0"],
-                         capture_output=True, text=True, check=True)
+def run(kind, n, home, scratch, bag_size=None):
+    out = subprocess.run([sys.executable, "-c", CHILD, kind, str(n), home, "1" if scratch else "0",
+                          str(bag_size or "none")], capture_output=True, text=True, check=True)
     result = json.loads(out.stdout.strip().splitlines()[-1])
     progress = out.stderr.replace("\r", "\n")
     said = [line for line in progress.splitlines() if line.startswith("pretraining the biLM")]
@@ -100,6 +104,8 @@ def main():
     parser.add_argument("--documents", type=int, default=3_000)
     parser.add_argument("--scratch", action="store_true",
                         help="also time the from-scratch biLM (pretrained on the texts)")
+    parser.add_argument("--bag-size", type=int, default=None,
+                        help="also time ElmoVectorizer(bag_size=N), the contextual bag")
     parser.add_argument("--data-home", default=None)
     args = parser.parse_args()
     from elmofeat.datasets import get_data_home
@@ -108,11 +114,14 @@ def main():
     runs = []
     for kind, n in (("sentences", args.sentences), ("documents", args.documents)):
         runs.append(run(kind, n, home, scratch=False))
+        if args.bag_size:
+            runs.append(run(kind, n, home, scratch=False, bag_size=args.bag_size))
         if args.scratch:
             runs.append(run(kind, n, home, scratch=True))
     rows = []
     for r in runs:
         what = ("`ElmoVectorizer(BiLM())` (pretrained on the texts)" if r["scratch"]
+                else f"`ElmoVectorizer(bag_size={r['bag_size']})`" if r.get("bag_size")
                 else "`ElmoVectorizer()` (defaults)")
         target = "" if r["scratch"] else f"{TARGETS[r['kind']]:.0f} s"
         rows.append([what, f"{r['documents']:,} {r['kind']} ({r['words']:,} words)",

@@ -23,14 +23,17 @@ made on every task at once:
 * ``mean+cbow`` (``-w0.5``, ``-w2``): ``mean`` beside the bag, so that short texts keep
   their dense features: the dense block centred and scaled to a unit RMS row norm, the
   bag's unit rows times 1 (0.5, 2);
-* ``mean+bag`` (``-k1000``, ``-k4000``, ``-768``, ``-400k``): ``mean`` beside the contextual bag of
+* ``mean+bag`` (``-k1000``, ``-k4000``, ``-768``, ``-c64``, ``-400k``, ``-k4000-400k``,
+  ``-k4000-400k-c64``): ``mean`` beside the contextual bag of
   ``ElmoVectorizer(bag_size=2000)`` as the library learns it (:mod:`elmofeat.elmo.bag`:
   a codebook and IDF learned on a seeded sample of whole training documents of at most
   100,000 tokens, token vectors reduced to 128 principal components; rows as long as the
-  dense block's): 2,000 codes (1,000, 4,000; 2,000 on the unreduced 768 columns; 2,000
-  learned on a sample of 400,000 tokens);
-* ``hybrid-mean`` / ``hybrid-idf``: ``make_hybrid``'s construction (TF-IDF beside the
-  centred, row-normalised dense block at weight 0.2) with the ``mean`` or ``idf`` block;
+  dense block's): 2,000 codes (1,000, 4,000; 2,000 on the unreduced 768 columns, on 64
+  components; 2,000 and 4,000 learned on a sample of 400,000 tokens; 4,000 on 64
+  components and 400,000 tokens);
+* ``hybrid-mean`` / ``hybrid-idf`` / ``hybrid-bag``: ``make_hybrid``'s construction
+  (TF-IDF beside the centred, row-normalised dense block at weight 0.2) with the
+  ``mean``, ``idf`` or ``mean+bag`` block; ``-w0.35``: the block at weight 0.35;
 * ``tfidf``: ``TfidfVectorizer(sublinear_tf=True)``, the floor.
 
 Stages:
@@ -377,7 +380,8 @@ class LibraryBag:
         self.dense_ = Pooled(self.store)
         dense = self.dense_.fit_transform(texts)
         lengths = self.store.offsets[docs + 1] - self.store.offsets[docs]
-        chosen, last, kept = bag.sample_documents(lengths, self.sample_tokens, self.seed)
+        chosen, last, kept = bag.sample_documents(lengths.__getitem__, len(lengths),
+                                                  self.sample_tokens, self.seed)
         layers, offsets = self._layers(docs[chosen], (docs[last], kept) if last >= 0 else None)
         self.bag_ = bag.fit_bag(layers, offsets, self.n_codes, self.seed, self.n_components)
         self.bag_.scale = self.weight * bag.block_scale(dense[chosen])
@@ -396,12 +400,12 @@ class LibraryBag:
         return np.hstack([self.dense_.transform(texts), self._bag(docs)])
 
 
-def hybrid(dense) -> FeatureUnion:
+def hybrid(dense, weight: float = HYBRID_WEIGHT) -> FeatureUnion:
     """``make_hybrid``'s construction around any dense vectorizer."""
     block = Pipeline([("dense", dense), ("center", StandardScaler(with_std=False)),
                       ("normalize", Normalizer())])
     return FeatureUnion([("tfidf", TfidfVectorizer(sublinear_tf=True)), ("dense", block)],
-                        transformer_weights={"dense": HYBRID_WEIGHT})
+                        transformer_weights={"dense": weight})
 
 
 def candidates(store: Store, dim: int) -> dict:
@@ -427,8 +431,15 @@ def candidates(store: Store, dim: int) -> dict:
         "mean+bag-k4000": lambda: LibraryBag(store, n_codes=4000),
         "mean+bag-768": lambda: LibraryBag(store, n_components=768),
         "mean+bag-400k": lambda: LibraryBag(store, sample_tokens=400_000),
+        "mean+bag-k4000-400k": lambda: LibraryBag(store, n_codes=4000, sample_tokens=400_000),
+        "mean+bag-c64": lambda: LibraryBag(store, n_components=64),
+        "mean+bag-k4000-400k-c64": lambda: LibraryBag(store, n_codes=4000,
+                                                      sample_tokens=400_000, n_components=64),
         "hybrid-mean": lambda: hybrid(Pooled(store)),
         "hybrid-idf": lambda: hybrid(Pooled(store, "idf")),
+        "hybrid-mean-w0.35": lambda: hybrid(Pooled(store), 0.35),
+        "hybrid-bag": lambda: hybrid(LibraryBag(store)),
+        "hybrid-bag-w0.35": lambda: hybrid(LibraryBag(store), 0.35),
     }
 
 

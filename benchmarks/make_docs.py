@@ -43,6 +43,16 @@ SECTIONS = [
      "The default `ElmoVectorizer().fit_transform` on 10,000 sentences of about 20 words "
      "(target: 20 s) and on 3,000 documents of 300 words (target: 60 s); with `--scratch` "
      "also the from-scratch biLM that pretrains on the same texts."),
+    ("long_documents", "Long documents: which features read a whole post",
+     "en-base's token representations pooled several ways (IDF and SIF weights, single "
+     "layers, power means, contextual bags of k-means codes, TF-IDF beside them) and "
+     "scored under the suite's protocol on its four tasks and 20 Newsgroups (issue 53); "
+     "the `mean+bag` rows are the library's `ElmoVectorizer(bag_size=...)`. What to use "
+     "for which length: [choosing features](choosing_features.md#short-texts-paragraphs-long-posts)."),
+    ("long_transform", "Long documents: transform time and memory",
+     "`ElmoVectorizer.transform` of 3,000 documents of 300 words (target: 60 s) and of "
+     "one document of up to 300,000 words (peak memory must not follow its length), "
+     "with and without the contextual bag."),
     ("speed_skipgram", "SkipGramVectorizer overhead over gensim",
      "Target: at most 10% over plain gensim `Word2Vec` with the same parameters."),
     ("scaling_svd", "SVDVectorizer cost against corpus size",

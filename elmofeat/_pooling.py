@@ -26,8 +26,6 @@ POOLING_METHODS = ("mean", "max", "meanmax")
 
 # Rows gathered at once by max pooling over a lookup table (bounds peak memory).
 _MAX_GATHER_ELEMENTS = 1 << 22
-# Elements summed at once by mean pooling (bounds its float64 copy: 128 MB).
-_SUM_BLOCK_ELEMENTS = 1 << 24
 
 
 def check_pooling(pooling) -> str:
@@ -72,27 +70,18 @@ def _segment_max(vectors: np.ndarray, offsets: np.ndarray) -> np.ndarray:
 def _segment_mean(vectors: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     """Mean over each segment, summed in float64; zeros for an empty segment.
 
-    The sums are sparse products (a 0/1 document-by-token matrix times the vectors):
-    ``np.add.reduceat`` along axis 0 walks each column with a stride of a whole row and
-    is much slower. Blocks of whole documents bound the float64 copy scipy makes.
+    One sum along axis 0 per document: numpy adds a contiguous block a row at a time,
+    vectorised along the row, casting in small buffers (no float64 copy of the block).
+    Measured faster than a sparse 0/1 product (scipy first copies the vectors to float64)
+    and far faster than ``np.add.reduceat`` along axis 0 (it walks each column with a
+    stride of a whole row), for short and long documents alike. Each document's sum
+    depends on its own rows alone.
     """
     n_docs, dim = len(offsets) - 1, vectors.shape[1]
     out = np.zeros((n_docs, dim), dtype=np.float32)
-    rows_per_block = max(1, _SUM_BLOCK_ELEMENTS // max(1, dim))
-    first = 0
-    while first < n_docs:
-        # Documents first..last-1: as many as fit in a block, at least one.
-        last = int(np.searchsorted(offsets, offsets[first] + rows_per_block, side="right")) - 1
-        last = min(n_docs, max(last, first + 1))
-        lo, hi = offsets[first], offsets[last]
-        if hi > lo:
-            ones = sp.csr_matrix((np.ones(hi - lo), np.arange(hi - lo), offsets[first:last + 1] - lo),
-                                 shape=(last - first, hi - lo))
-            lengths = np.diff(offsets[first:last + 1])
-            sums = ones @ vectors[lo:hi]
-            nonempty = lengths > 0
-            out[first:last][nonempty] = sums[nonempty] / lengths[nonempty, None]
-        first = last
+    for i in np.flatnonzero(np.diff(offsets) > 0):
+        lo, hi = offsets[i], offsets[i + 1]
+        out[i] = vectors[lo:hi].sum(axis=0, dtype=np.float64) / (hi - lo)
     return out
 
 

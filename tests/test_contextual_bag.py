@@ -111,13 +111,21 @@ def test_the_codebook_learns_from_a_bounded_sample(corpus, bilm, monkeypatch):
 
 def test_sample_documents_draws_whole_documents_then_cuts_the_last():
     lengths = [5, 0, 7, 3, 9, 4]
-    chosen, last, kept = _bag.sample_documents(lengths, 12, seed=0)
+    asked = []
+
+    def length_of(i):
+        asked.append(i)
+        return lengths[i]
+
+    chosen, last, kept = _bag.sample_documents(length_of, len(lengths), 12, seed=0)
     assert 1 not in chosen and list(chosen) == sorted(chosen) and last in chosen
     taken = sum(lengths[i] for i in chosen if i != last) + kept
     assert taken == 12 and 0 < kept <= lengths[last]
-    everything, last, kept = _bag.sample_documents(lengths, 1000, seed=0)
+    assert len(asked) < len(lengths)  # the budget is met before every document is read
+    everything, last, kept = _bag.sample_documents(lengths.__getitem__, 6, 1000, seed=0)
     assert list(everything) == [0, 2, 3, 4, 5] and kept == lengths[last]
-    assert _bag.sample_documents([0, 0], 10, seed=0)[0].size == 0
+    assert _bag.sample_documents([0, 0].__getitem__, 2, 10, seed=0)[0].size == 0
+    assert _bag.sample_documents(lengths.__getitem__, 6, 12, seed=1)[0].tolist() != chosen.tolist()
 
 
 def test_supervised_mix_cross_fits_the_mix_not_the_label_free_bag(corpus, bilm):
@@ -130,9 +138,16 @@ def test_supervised_mix_cross_fits_the_mix_not_the_label_free_bag(corpus, bilm):
     assert not np.allclose(crossed[:, :16], refit[:, :16])  # out-of-fold mixes
 
 
-def test_too_few_tokens_for_the_codebook_is_said_plainly(bilm):
-    with pytest.raises(ValueError, match="bag_size=500 codes need at least as many tokens"):
-        bagged(bilm, bag_size=500).fit(["a short text", "another one"])
+def test_small_training_texts_get_a_smaller_codebook_and_empty_ones_an_error(bilm):
+    small = ["a short text about the weather", "another one about the rain today"]
+    vec = bagged(bilm, bag_size=500).fit(small)
+    n_tokens = sum(len(t) for t in bilm.tokenize(small))
+    assert vec.bag_.n_features == max(1, n_tokens // _bag.MIN_TOKENS_PER_CODE) < 500
+    out = vec.transform(small + ["the rain"])
+    assert out.shape == (3, N_POOLED + vec.bag_.n_features) and np.isfinite(out).all()
+    assert len(vec.get_feature_names_out()) == out.shape[1]
+    with pytest.raises(ValueError, match="needs training texts with at least one token"):
+        _bag.fit_bag(np.zeros((0, 3, 16), np.float32), np.array([0, 0]), 12, seed=0)
 
 
 @pytest.mark.parametrize("params, error, match", [
@@ -182,3 +197,50 @@ def test_bag_counts_are_sparse_rows_per_document(corpus, bilm):
     counts = vec.bag_.counts(layers, offsets)
     assert sp.issparse(counts) and counts.shape == (2, 12)
     assert counts[0].nnz == 0 and counts[1].sum() == offsets[2] - offsets[1]
+
+
+def test_blocked_assignment_is_the_nearest_code_across_blocks_and_zero_rows():
+    """Codes are assigned ``CODE_BLOCK`` tokens at a time, the unit length and centring
+    applied after the projection: still each token's nearest code (float64 brute force),
+    a zero token included, wherever the block boundaries fall."""
+    rng = np.random.default_rng(3)
+    width, n_codes = 2 * 12, 40
+    components = np.linalg.qr(rng.standard_normal((width, 6)))[0].T
+    fitted = _bag.ContextualBag(rng.standard_normal(width) * 0.1, components,
+                                rng.standard_normal((n_codes, 6)), None, 1.0)
+    layers = rng.standard_normal((2 * _bag.CODE_BLOCK + 7, 2, 12)).astype(np.float32)
+    layers[5] = 0.0
+    flat = layers.reshape(len(layers), -1).astype(np.float64)
+    norms = np.linalg.norm(flat, axis=1, keepdims=True)
+    unit = flat / np.where(norms > 0, norms, 1.0)
+    reduced = (unit - fitted.centre) @ fitted.components.T
+    expected = ((reduced[:, None, :] - fitted.centroids[None]) ** 2).sum(-1).argmin(1)
+    np.testing.assert_array_equal(fitted.codes(layers), expected)
+    np.testing.assert_array_equal(fitted.codes(layers[:3]), expected[:3])
+    assert fitted.codes(layers[:0]).shape == (0,)
+    # the derived arrays are rebuilt on load, not pickled
+    state = fitted.__getstate__()
+    assert not any(key.startswith("_") for key in state)
+    restored = _bag.ContextualBag.__new__(_bag.ContextualBag)
+    restored.__setstate__(state)
+    np.testing.assert_array_equal(restored.codes(layers), expected)
+
+
+def test_seed_codes_are_kmeans_plus_plus_draws_from_the_sample():
+    """The start of the codebook: sample points, drawn far from each other (k-means++):
+    with five distant blobs, five codes land one in each (uniform draws would do so
+    about 4% of the time); the same seed gives the same start, and a sample with fewer
+    distinct points than codes still gives codes."""
+    rng = np.random.default_rng(0)
+    centres = 100.0 * np.eye(5, 8)
+    points = (centres[rng.integers(5, size=600)] + rng.standard_normal((600, 8))).astype(
+        np.float32)
+    for seed in range(5):
+        start = _bag._seed_codes(points, 5, 300, seed)
+        assert start.dtype == np.float32 and start.shape == (5, 8)
+        assert sorted(np.argmax(start, axis=1)) == [0, 1, 2, 3, 4]
+        assert all((np.abs(points - code).sum(1) == 0).any() for code in start)
+    np.testing.assert_array_equal(_bag._seed_codes(points, 5, 300, 1),
+                                  _bag._seed_codes(points, 5, 300, 1))
+    repeated = np.repeat(points[:2], 50, axis=0)
+    assert _bag._seed_codes(repeated, 4, 100, 0).shape == (4, 8)

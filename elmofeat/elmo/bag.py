@@ -30,6 +30,11 @@ SAMPLE_TOKENS = 100_000
 N_COMPONENTS = 128
 #: Passes of the mini-batch k-means over the sample.
 KMEANS_PASSES = 10
+#: Sample tokens per code at least: a small training set gets a smaller codebook, never
+#: an error (k-means needs several tokens per code to find anything but the tokens).
+MIN_TOKENS_PER_CODE = 8
+#: Tokens assigned to codes by one product (bounds the score matrix: rows x codes).
+CODE_BLOCK = 256
 
 
 def _workers() -> int:
@@ -71,8 +76,22 @@ class ContextualBag:
         self.centroids = np.ascontiguousarray(centroids, dtype=np.float32)
         self.tfidf = tfidf
         self.scale = float(scale)
+        self._prepare()
+
+    def _prepare(self):
+        """Derived arrays the assignment reads (not pickled: rebuilt on load)."""
+        self._projection = np.ascontiguousarray(self.components.T)  # (width, n_components)
+        self._projected_centre = self.centre @ self._projection
+        self._codebook = np.ascontiguousarray(self.centroids.T)  # (n_components, n_codes)
         # ||c||^2 / 2: the nearest code maximises x.c - ||c||^2 / 2
         self._half_norms = 0.5 * (self.centroids ** 2).sum(axis=1)
+
+    def __getstate__(self):
+        return {k: v for k, v in self.__dict__.items() if not k.startswith("_")}
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._prepare()
 
     @property
     def n_features(self) -> int:
@@ -83,11 +102,31 @@ class ContextualBag:
                 f"n_components={len(self.components)}, scale={self.scale:.4g})")
 
     def codes(self, layers: np.ndarray) -> np.ndarray:
-        """The nearest code of every token: ``(n_tokens, n_layers, dim) -> (n_tokens,)``."""
+        """The nearest code of every token: ``(n_tokens, n_layers, dim) -> (n_tokens,)``.
+
+        Tokens go through products of at most ``CODE_BLOCK`` rows written into buffers
+        reused from block to block (a fresh score matrix per document costs more than its
+        product). The unit length and the centring are applied after the projection,
+        on ``n_components`` columns instead of ``n_layers * dim``."""
         if not len(layers):
             return np.zeros(0, dtype=np.int64)
-        reduced = (unit_rows(layers) - self.centre) @ self.components.T
-        return np.argmax(reduced @ self.centroids.T - self._half_norms, axis=1)
+        flat = layers.reshape(len(layers), -1)
+        out = np.empty(len(flat), dtype=np.int64)
+        rows = min(CODE_BLOCK, len(flat))
+        reduced = np.empty((rows, self._projection.shape[1]), dtype=np.float32)
+        scores = np.empty((rows, len(self._half_norms)), dtype=np.float32)
+        for start in range(0, len(flat), CODE_BLOCK):
+            block = np.asarray(flat[start : start + CODE_BLOCK], dtype=np.float32)
+            n = len(block)
+            norms = np.sqrt(np.einsum("ij,ij->i", block, block))
+            norms[norms == 0] = 1.0  # a zero row stays zero before the centring
+            np.matmul(block, self._projection, out=reduced[:n])
+            reduced[:n] /= norms[:, None]
+            reduced[:n] -= self._projected_centre
+            np.matmul(reduced[:n], self._codebook, out=scores[:n])
+            scores[:n] -= self._half_norms
+            out[start : start + n] = scores[:n].argmax(axis=1)
+        return out
 
     def counts(self, layers: np.ndarray, offsets: np.ndarray) -> sp.csr_matrix:
         """Counts of codes per document, ``(n_documents, n_codes)``; document ``i`` owns
@@ -132,9 +171,10 @@ def fit_bag(layers: np.ndarray, offsets: np.ndarray, n_codes: int, seed: int,
     layers : ndarray of shape (n_tokens, n_layers, dim)
     offsets : ndarray of shape (n_documents + 1,)
     n_codes : int
-        Codes of the codebook; at most the number of tokens.
+        Codes of the codebook at most: fewer where the sample has fewer than
+        ``MIN_TOKENS_PER_CODE`` tokens per code (at least one code).
     seed : int
-        Seeds the PCA and the k-means.
+        Seeds the k-means.
     n_components : int
         Width the unit token vectors are reduced to (at most their own width).
 
@@ -148,20 +188,52 @@ def fit_bag(layers: np.ndarray, offsets: np.ndarray, n_codes: int, seed: int,
     from sklearn.feature_extraction.text import TfidfTransformer
 
     n_tokens = int(offsets[-1] - offsets[0])
-    if n_tokens < n_codes:
-        raise ValueError(
-            f"bag_size={n_codes} codes need at least as many tokens to learn from; the "
-            f"training texts have {n_tokens}: use a smaller bag_size, or bag_size=None")
+    if not n_tokens:
+        raise ValueError("the contextual bag needs training texts with at least one token "
+                         "(every training document is empty): use bag_size=None")
+    n_codes = max(1, min(n_codes, n_tokens // MIN_TOKENS_PER_CODE))
     vectors = unit_rows(layers[offsets[0] : offsets[-1]])
     width = min(n_components, vectors.shape[1], n_tokens)
-    pca = PCA(width, svd_solver="randomized", random_state=seed).fit(vectors)
+    # exact, from the columns' covariance: measured a few times faster than a randomized
+    # SVD of the sample's rows
+    pca = PCA(width, svd_solver="covariance_eigh").fit(vectors)
     reduced = pca.transform(vectors).astype(np.float32)
     batch = min(4096, n_tokens)
+    # products of one row, on one thread: a second only waits, and the start does not
+    # depend on the thread count
+    with one_blas_thread():
+        start = _seed_codes(reduced, n_codes, 3 * batch, seed)
     kmeans = MiniBatchKMeans(n_codes, random_state=seed, n_init=1, batch_size=batch,
-                             max_iter=KMEANS_PASSES).fit(reduced)
+                             max_iter=KMEANS_PASSES, init=start).fit(reduced)
     bag = ContextualBag(pca.mean_, pca.components_, kmeans.cluster_centers_, None, 1.0)
     bag.tfidf = TfidfTransformer(sublinear_tf=True).fit(bag.counts(layers, offsets))
     return bag
+
+
+def _seed_codes(reduced: np.ndarray, n_codes: int, size: int, seed: int) -> np.ndarray:
+    """k-means++ starting codes (one candidate per step, as first published), drawn from
+    a seeded subsample of ``max(size, 3 * n_codes)`` tokens, as ``MiniBatchKMeans`` draws
+    its start. Written here because scikit-learn's ``kmeans_plusplus`` validates its input
+    at each of the ``n_codes`` steps and, on float32 vectors, converts the subsample to
+    float64 at each step: measured, most of a bag's fit. Here a step is one
+    matrix-vector product over the subsample, in float64."""
+    rng = np.random.RandomState(seed)
+    rows = np.sort(rng.permutation(len(reduced))[:max(size, 3 * n_codes)])
+    points = reduced[rows].astype(np.float64)
+    columns = np.ascontiguousarray(points.T)  # row @ columns: measured faster than points @ row
+    norms = np.einsum("ij,ij->i", points, points)
+    chosen = [rng.randint(len(points))]
+    nearest = np.maximum(norms - 2 * points[chosen[0]] @ columns + norms[chosen[0]], 0.0)
+    for _ in range(1, n_codes):
+        total = nearest.sum()
+        # a point drawn with probability proportional to its squared distance to the
+        # nearest code so far (uniformly once every point is a code)
+        pick = (min(int(np.searchsorted(np.cumsum(nearest), rng.uniform() * total)),
+                    len(points) - 1) if total > 0 else rng.randint(len(points)))
+        chosen.append(pick)
+        distance = norms - 2 * points[pick] @ columns + norms[pick]
+        np.minimum(nearest, np.maximum(distance, 0.0), out=nearest)
+    return points[chosen].astype(np.float32)
 
 
 def join(parts) -> tuple[np.ndarray, np.ndarray]:
@@ -223,9 +295,20 @@ class BaggedMix(FittedMix):
                           else np.zeros((0, self.bag.n_features), np.float32)])
 
 
-def sample_documents(lengths, budget: int, seed: int) -> tuple[np.ndarray, int, int]:
+def sample_documents(length_of, n_documents: int, budget: int,
+                     seed: int) -> tuple[np.ndarray, int, int]:
     """Which training documents a bag learns from: whole documents in a seeded random
     order until ``budget`` tokens, the last one cut to fill it.
+
+    Parameters
+    ----------
+    length_of : callable
+        ``length_of(i)``: document ``i``'s number of tokens. Called in the seeded order
+        until the budget is reached only, so that a large corpus is not tokenized
+        whole to draw a sample of it.
+    n_documents : int
+    budget : int
+    seed : int
 
     Returns
     -------
@@ -236,10 +319,14 @@ def sample_documents(lengths, budget: int, seed: int) -> tuple[np.ndarray, int, 
     kept : int
         Its tokens kept (its full length when the budget is not reached).
     """
-    lengths = np.asarray(lengths, dtype=np.int64)
-    order = np.random.RandomState(seed).permutation(len(lengths))
-    order = order[lengths[order] > 0]
-    ends = np.cumsum(lengths[order])
-    n = min(int(np.searchsorted(ends, budget)) + 1, len(order))
-    cut = int(lengths[order[n - 1]] - max(0, ends[n - 1] - budget)) if n else 0
-    return np.sort(order[:n]), (order[n - 1] if n else -1), cut
+    chosen, last, kept, total = [], -1, 0, 0
+    for i in np.random.RandomState(seed).permutation(n_documents):
+        length = int(length_of(int(i)))
+        if length <= 0:
+            continue
+        chosen.append(int(i))
+        last, kept = int(i), min(length, budget - total)
+        total += length
+        if total >= budget:
+            break
+    return np.sort(np.asarray(chosen, dtype=np.int64)), last, kept

@@ -97,12 +97,13 @@ class ElmoVectorizer(BaseTextVectorizer):
         none): every token's layers (side by side, unit length, reduced to 128 principal
         components) are assigned to the nearest code of a k-means codebook learned
         without labels in ``fit``, and each document gets its counts of codes, TF-IDF
-        weighted (sublinear term frequency), as ``bag_size`` more features. The mean
+        weighted (sublinear term frequency), as ``bag_size`` more features (fewer when
+        the training texts are small: at most one code per 8 sample tokens). The mean
         over the hundreds of tokens of a long document washes out the few words that
         carry its topic; the bag keeps them (``benchmarks/long_documents.py``). The
         codebook and its inverse document frequencies are learned on a seeded sample of
         whole training documents of at most 100,000 tokens, so a fit's extra cost does
-        not grow with the corpus; ``fit`` needs at least ``bag_size`` tokens.
+        not grow with the corpus.
     bag_weight : float, default=1.0
         Length of each document's bag row, relative to the root-mean-square length of
         the (centred) pooled features of the sample documents; in (0, 1e6].
@@ -565,8 +566,13 @@ class ElmoVectorizer(BaseTextVectorizer):
     def _fit_bag(self, documents, seed, threads):
         """The contextual bag, learned on a seeded sample of whole training documents
         (at most ``bag.SAMPLE_TOKENS`` tokens, the last one drawn cut to fit)."""
-        tokens = self.bilm_.tokenize(documents)
-        chosen, last, kept = _bag.sample_documents([len(t) for t in tokens],
+        tokens = {}  # the drawn documents' tokens: only these are tokenized
+
+        def length_of(i):
+            tokens[i] = self.bilm_.tokenize([documents[i]])[0]
+            return len(tokens[i])
+
+        chosen, last, kept = _bag.sample_documents(length_of, len(documents),
                                                    _bag.SAMPLE_TOKENS, seed)
         whole = [i for i in chosen if i != last or kept == len(tokens[i])]
         parts = [self._layers([documents[i] for i in whole], threads,
