@@ -118,6 +118,12 @@ def main():
             runs.append(run(kind, n, home, scratch=False, bag_size=args.bag_size))
         if args.scratch:
             runs.append(run(kind, n, home, scratch=True))
+    write(runs, args.bag_size)
+
+
+def write(runs, bag_size=None, environment=None) -> None:
+    """The table of ``runs``; with the bag's rows in ``results/elmo_fit_time_bagN`` (the
+    plain run's file keeps the figures earlier releases cite)."""
     rows = []
     for r in runs:
         what = ("`ElmoVectorizer(BiLM())` (pretrained on the texts)" if r["scratch"]
@@ -134,7 +140,9 @@ def main():
                 + markdown_table(["vectorizer", "texts", "fit_transform seconds", "target",
                                   "of which biLM pretraining", "what verbose=True said first"],
                                  rows) + "\n")
-    write_results("elmo_fit_time", {"runs": runs}, markdown)
+    name = "elmo_fit_time" + (f"_bag{bag_size}" if bag_size else "")
+    command = "python benchmarks/elmo_fit_time.py" + (f" --bag-size {bag_size}" if bag_size else "")
+    write_results(name, {"runs": runs}, markdown, environment=environment, command=command)
 
 
 if __name__ == "__main__":

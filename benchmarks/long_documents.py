@@ -30,7 +30,10 @@ made on every task at once:
   100,000 tokens, token vectors reduced to 128 principal components; rows as long as the
   dense block's): 2,000 codes (1,000, 4,000; 2,000 on the unreduced 768 columns, on 64
   components; 2,000 and 4,000 learned on a sample of 400,000 tokens; 4,000 on 64
-  components and 400,000 tokens);
+  components and 400,000 tokens). A stored row keeps the scores of the library's bag
+  when it was scored: ``-k1000``, ``-k4000``, ``-768``, ``-400k``, ``-k4000-400k`` and
+  ``-c64`` were scored with the bag's first fit (scikit-learn's k-means++ start, a
+  randomized PCA); delete a row from the JSON file to score it again with today's;
 * ``hybrid-mean`` / ``hybrid-idf`` / ``hybrid-bag``: ``make_hybrid``'s construction
   (TF-IDF beside the centred, row-normalised dense block at weight 0.2) with the
   ``mean``, ``idf`` or ``mean+bag`` block; ``-w0.35``: the block at weight 0.35;
@@ -497,7 +500,8 @@ def score(names, home: Path, work: Path) -> None:
         for task, task_splits in splits.items():
             make = candidates(stores[task], stores[task].dim)[name]
             scores.update(general_recipe.score(make, {task: task_splits}))
-        rows[name] = {"scores": scores}
+        # merged with what is stored now: another run may have added rows meanwhile
+        rows = {**stored_rows(), name: {"scores": scores}}
         write(rows, splits)
 
 
