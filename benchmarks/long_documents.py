@@ -30,10 +30,11 @@ made on every task at once:
   100,000 tokens, token vectors reduced to 128 principal components; rows as long as the
   dense block's): 2,000 codes (1,000, 4,000; 2,000 on the unreduced 768 columns, on 64
   components; 2,000 and 4,000 learned on a sample of 400,000 tokens; 4,000 on 64
-  components and 400,000 tokens). A stored row keeps the scores of the library's bag
-  when it was scored: ``-k1000``, ``-k4000``, ``-768``, ``-400k``, ``-k4000-400k`` and
-  ``-c64`` were scored with the bag's first fit (scikit-learn's k-means++ start, a
-  randomized PCA); delete a row from the JSON file to score it again with today's;
+  components and 400,000 tokens; ``-p3``: 3 passes of the k-means instead of 10). A
+  stored row keeps the scores of the library's bag when it was scored: ``-k1000``,
+  ``-k4000``, ``-768``, ``-400k``, ``-k4000-400k`` and ``-c64`` were scored with the
+  bag's first fit (scikit-learn's k-means++ start, a randomized PCA); delete a row from
+  the JSON file to score it again with today's;
 * ``hybrid-mean`` / ``hybrid-idf`` / ``hybrid-bag``: ``make_hybrid``'s construction
   (TF-IDF beside the centred, row-normalised dense block at weight 0.2) with the
   ``mean``, ``idf`` or ``mean+bag`` block; ``-w0.35``: the block at weight 0.35;
@@ -359,9 +360,10 @@ class LibraryBag:
 
     def __init__(self, store: Store, n_codes: int = CODEBOOK, weight: float = 1.0,
                  n_components: int = bag.N_COMPONENTS, sample_tokens: int = bag.SAMPLE_TOKENS,
-                 seed: int = 0):
+                 seed: int = 0, passes: int = bag.KMEANS_PASSES):
         self.store, self.n_codes, self.weight = store, n_codes, weight
         self.n_components, self.sample_tokens, self.seed = n_components, sample_tokens, seed
+        self.passes = passes
 
     def _layers(self, docs, cut=None):
         """(layers (n_tokens, 3, dim), offsets) of ``docs``; ``cut``: (document, tokens
@@ -386,7 +388,8 @@ class LibraryBag:
         chosen, last, kept = bag.sample_documents(lengths.__getitem__, len(lengths),
                                                   self.sample_tokens, self.seed)
         layers, offsets = self._layers(docs[chosen], (docs[last], kept) if last >= 0 else None)
-        self.bag_ = bag.fit_bag(layers, offsets, self.n_codes, self.seed, self.n_components)
+        self.bag_ = bag.fit_bag(layers, offsets, self.n_codes, self.seed, self.n_components,
+                                self.passes)
         self.bag_.scale = self.weight * bag.block_scale(dense[chosen])
         return np.hstack([dense, self._bag(docs)])
 
@@ -436,6 +439,7 @@ def candidates(store: Store, dim: int) -> dict:
         "mean+bag-400k": lambda: LibraryBag(store, sample_tokens=400_000),
         "mean+bag-k4000-400k": lambda: LibraryBag(store, n_codes=4000, sample_tokens=400_000),
         "mean+bag-c64": lambda: LibraryBag(store, n_components=64),
+        "mean+bag-p3": lambda: LibraryBag(store, passes=3),
         "mean+bag-k4000-400k-c64": lambda: LibraryBag(store, n_codes=4000,
                                                       sample_tokens=400_000, n_components=64),
         "hybrid-mean": lambda: hybrid(Pooled(store)),

@@ -163,7 +163,7 @@ class ContextualBag:
 
 
 def fit_bag(layers: np.ndarray, offsets: np.ndarray, n_codes: int, seed: int,
-            n_components: int = N_COMPONENTS) -> ContextualBag:
+            n_components: int = N_COMPONENTS, passes: int = KMEANS_PASSES) -> ContextualBag:
     """Learn a bag's codebook and weights from sample documents' token representations.
 
     Parameters
@@ -177,6 +177,8 @@ def fit_bag(layers: np.ndarray, offsets: np.ndarray, n_codes: int, seed: int,
         Seeds the k-means.
     n_components : int
         Width the unit token vectors are reduced to (at most their own width).
+    passes : int
+        Passes of the mini-batch k-means over the sample.
 
     Returns
     -------
@@ -204,7 +206,7 @@ def fit_bag(layers: np.ndarray, offsets: np.ndarray, n_codes: int, seed: int,
     with one_blas_thread():
         start = _seed_codes(reduced, n_codes, 3 * batch, seed)
     kmeans = MiniBatchKMeans(n_codes, random_state=seed, n_init=1, batch_size=batch,
-                             max_iter=KMEANS_PASSES, init=start).fit(reduced)
+                             max_iter=passes, init=start).fit(reduced)
     bag = ContextualBag(pca.mean_, pca.components_, kmeans.cluster_centers_, None, 1.0)
     bag.tfidf = TfidfTransformer(sublinear_tf=True).fit(bag.counts(layers, offsets))
     return bag
