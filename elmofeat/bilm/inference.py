@@ -130,8 +130,12 @@ class EmbeddingMixin:
         with self._inference_context(threads) as threads:
             for batch in iter_batches(windows, batches, chars, self._device):
                 threads.tick()
-                layers = lm.encoder.layer_representations(batch.inputs, batch.lengths)
-                to_host(layers, batch.windows, content_offsets, out)
+                if to_host.staging is None:  # CPU: each layer's states copied straight
+                    to_host.copy_parts(lm.encoder(batch.inputs, batch.lengths),
+                                       batch.windows, content_offsets, out)
+                else:
+                    layers = lm.encoder.layer_representations(batch.inputs, batch.lengths)
+                    to_host(layers, batch.windows, content_offsets, out)
         # Windows of a document are consecutive, so its tokens are too.
         doc_lengths = np.fromiter((len(t) for t in token_lists), np.int64, len(token_lists))
         return out, np.concatenate([[0], np.cumsum(doc_lengths)])
@@ -244,4 +248,23 @@ class _HostCopy:
         host.copy_(content)  # waits for the device: the buffer is reused by the next batch
         destination = np.repeat(content_offsets[windows], n) + positions - 1
         out[destination] = host.numpy()
+
+    def copy_parts(self, parts, windows, content_offsets, out):
+        """What ``__call__`` copies row by row, from the encoder's output
+        ``(tokens, forward_states, backward_states)`` (each ``(batch, width, dim)``, on
+        the CPU) instead of their stack by ``layer_representations``: measured, writing
+        that stack and then copying it cost a tenth of a CPU transform; this writes each
+        value once."""
+        tokens, forwards, backwards = (parts[0].float().numpy(),
+                                       [s.float().numpy() for s in parts[1]],
+                                       [s.float().numpy() for s in parts[2]])
+        dim = tokens.shape[-1]
+        n = self.lengths[windows] - 2
+        for row, window in enumerate(windows):
+            block = out[content_offsets[window] : content_offsets[window] + n[row]]
+            content = slice(1, n[row] + 1)  # strip <bos>, <eos>
+            block[:, 0, :dim] = block[:, 0, dim:] = tokens[row, content]
+            for i, (forward, backward) in enumerate(zip(forwards, backwards), start=1):
+                block[:, i, :dim] = forward[row, content]
+                block[:, i, dim:] = backward[row, content]
 

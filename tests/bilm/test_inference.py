@@ -40,3 +40,29 @@ def test_the_staging_buffer_holds_the_largest_batch():
     copy = _HostCopy("cpu", [np.array([0, 1]), np.array([2, 3])], lengths, (3, 4), gather=True)
     assert copy.staging.shape == (7 + 1, 3, 4)
     assert _HostCopy("cpu", [np.array([0])], lengths, (3, 4)).staging is None  # CPU: row by row
+
+
+def test_copying_each_layers_states_gives_the_copy_of_their_stack():
+    """On a CPU, ``embed_tokens`` copies the encoder's token vectors and each LSTM
+    layer's states straight into the output (``copy_parts``); the result is the
+    row-by-row copy of ``layer_representations``' stack of them, to the bit, bf16 states
+    included."""
+    rng = np.random.default_rng(1)
+    lengths = np.array([5, 2, 9, 3, 7, 4])
+    batches = [np.array([2, 0, 5]), np.array([4, 1]), np.array([3])]
+    content_offsets = np.concatenate([[0], np.cumsum(lengths - 2)])
+    stacked = np.full((content_offsets[-1], 3, 4), np.nan, np.float32)
+    direct = stacked.copy()
+    copy = _HostCopy("cpu", batches, lengths, stacked.shape[1:])
+    for batch in batches:
+        width = lengths[batch].max() + 2
+        def states():
+            return torch.from_numpy(rng.standard_normal((len(batch), width, 2)).astype(np.float32))
+        tokens, forwards, backwards = states(), [states(), states()], [states().bfloat16(),
+                                                                       states().bfloat16()]
+        layers = torch.stack([torch.cat([tokens, tokens], -1)] + [
+            torch.cat([f.float(), b.float()], -1) for f, b in zip(forwards, backwards)], dim=2)
+        copy(layers, batch, content_offsets, stacked)
+        copy.copy_parts((tokens, forwards, backwards), batch, content_offsets, direct)
+    assert not np.isnan(direct).any()
+    np.testing.assert_array_equal(direct, stacked)
