@@ -104,10 +104,10 @@ class ContextualBag:
     def codes(self, layers: np.ndarray) -> np.ndarray:
         """The nearest code of every token: ``(n_tokens, n_layers, dim) -> (n_tokens,)``.
 
-        Tokens go through products of at most ``CODE_BLOCK`` rows written into buffers
-        reused from block to block (a fresh score matrix per document costs more than its
-        product). The unit length and the centring are applied after the projection,
-        on ``n_components`` columns instead of ``n_layers * dim``."""
+        Tokens go through products of at most ``CODE_BLOCK`` rows, written into two
+        buffers reused from block to block, so that the score matrix stays bounded
+        whatever the document's length. The unit length and the centring are applied
+        after the projection, on ``n_components`` columns instead of ``n_layers * dim``."""
         if not len(layers):
             return np.zeros(0, dtype=np.int64)
         flat = layers.reshape(len(layers), -1)
