@@ -12,7 +12,9 @@ Each workload runs with the library's defaults (``ElmoVectorizer()``: the shippe
 general model, frozen mix, nothing pretrained) and, with ``--scratch``, with the
 from-scratch biLM of the reference experiment (``ElmoVectorizer(BiLM())``: pretrained on
 the texts themselves), whose own time estimate (what ``verbose=True`` said) is kept,
-and, with ``--bag-size N``, with the contextual bag (``ElmoVectorizer(bag_size=N)``).
+and, with ``--bag-size N``, with another contextual bag (``ElmoVectorizer(bag_size=N)``;
+``--bag-size none``: the pooled features alone, the default before the bag). The
+defaults include the bag (``bag_size=2000``) since 0.4.0.
 
 Writes benchmarks/results/elmo_fit_time.{json,md}.
 Run: python benchmarks/elmo_fit_time.py [--sentences 10000] [--documents 3000]
@@ -37,7 +39,7 @@ from elmofeat import BiLM, ElmoVectorizer
 from elmofeat.datasets import load_ag_news, load_cr, load_r8
 
 kind, n, home, scratch = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4] == "1"
-bag_size = None if sys.argv[5] == "none" else int(sys.argv[5])
+bag_size = sys.argv[5]  # "default", "none" or a number of codes
 X, labels = [], []
 if kind == "sentences":
     for offset, corpus in ((0, load_ag_news(home, subset="test")),
@@ -71,8 +73,8 @@ y = np.asarray(labels)[order]
 start = time.perf_counter()
 # the default: the shipped general model (ElmoVectorizer()'s bilm), or a from-scratch biLM
 params = {"bilm": BiLM(random_state=0)} if scratch else {}
-if bag_size:
-    params["bag_size"] = bag_size
+if bag_size != "default":
+    params["bag_size"] = None if bag_size == "none" else int(bag_size)
 vectorizer = ElmoVectorizer(**params, random_state=0, verbose=True, cache_dir=None)
 features = vectorizer.fit_transform(X, y)
 seconds = time.perf_counter() - start
@@ -89,7 +91,7 @@ TARGETS = {"sentences": 20.0, "documents": 60.0}
 
 def run(kind, n, home, scratch, bag_size=None):
     out = subprocess.run([sys.executable, "-c", CHILD, kind, str(n), home, "1" if scratch else "0",
-                          str(bag_size or "none")], capture_output=True, text=True, check=True)
+                          str(bag_size or "default")], capture_output=True, text=True, check=True)
     result = json.loads(out.stdout.strip().splitlines()[-1])
     progress = out.stderr.replace("\r", "\n")
     said = [line for line in progress.splitlines() if line.startswith("pretraining the biLM")]
@@ -98,14 +100,20 @@ def run(kind, n, home, scratch, bag_size=None):
     return result
 
 
+def bag_size_arg(text: str) -> str:
+    if text != "none" and not (text.isdigit() and int(text) > 0):
+        raise argparse.ArgumentTypeError("a positive number of codes, or none")
+    return text
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sentences", type=int, default=10_000)
     parser.add_argument("--documents", type=int, default=3_000)
     parser.add_argument("--scratch", action="store_true",
                         help="also time the from-scratch biLM (pretrained on the texts)")
-    parser.add_argument("--bag-size", type=int, default=None,
-                        help="also time ElmoVectorizer(bag_size=N), the contextual bag")
+    parser.add_argument("--bag-size", type=bag_size_arg, default=None,
+                        help="also time ElmoVectorizer(bag_size=N) (N codes, or none)")
     parser.add_argument("--data-home", default=None)
     args = parser.parse_args()
     from elmofeat.datasets import get_data_home
@@ -127,7 +135,8 @@ def write(runs, bag_size=None, environment=None) -> None:
     rows = []
     for r in runs:
         what = ("`ElmoVectorizer(BiLM())` (pretrained on the texts)" if r["scratch"]
-                else f"`ElmoVectorizer(bag_size={r['bag_size']})`" if r.get("bag_size")
+                else f"`ElmoVectorizer(bag_size={r['bag_size'].title() if r['bag_size'] == 'none' else r['bag_size']})`"
+                if r.get("bag_size") not in (None, "default")
                 else "`ElmoVectorizer()` (defaults)")
         target = "" if r["scratch"] else f"{TARGETS[r['kind']]:.0f} s"
         rows.append([what, f"{r['documents']:,} {r['kind']} ({r['words']:,} words)",

@@ -7,7 +7,8 @@ scored under the suite's protocol (general_recipe.py's splits and C search; 20
 Newsgroups: a seeded stratified sample of its standard split), so that a choice is
 made on every task at once:
 
-* ``mean``: the default features (``layer_mix="concat"``: each layer's mean, scaled as
+* ``mean``: the pooled features alone (``ElmoVectorizer(bag_size=None)``, the default
+  before the bag; ``layer_mix="concat"``: each layer's mean, scaled as
   the frozen mix scales it, side by side), recomputed from the stored representations;
 * ``idf``: the same, each token weighted by its inverse document frequency on the
   split's training texts (scikit-learn's smooth IDF);
@@ -46,7 +47,7 @@ Stages:
     en-base's three layer representations of every token of every task's documents,
     once, in float16 under ``WORK/TASK/``.
 ``check``
-    ``mean`` against ``ElmoVectorizer``'s default features on CR's first split (they
+    ``mean`` against ``ElmoVectorizer(bag_size=None)``'s features on CR's first split (they
     must agree to 1% of the features' scale).
 ``score [CANDIDATES]``
     Score candidates not yet in ``results/long_documents.json`` and write
@@ -468,7 +469,7 @@ def embed(home: Path, work: Path, tasks=TASKS) -> None:
 
 
 def check(home: Path, work: Path, task: str = "cr") -> float:
-    """The ``mean`` candidate against ``ElmoVectorizer``'s default features on the task's
+    """The ``mean`` candidate against ``ElmoVectorizer(bag_size=None)``'s features on the task's
     first split: the largest difference relative to the features' largest value (they
     differ by the float16 storage and by the spread's sample: the vectorizer measures
     it on at most 2,048 training documents, ``mean`` on all of them)."""
@@ -477,13 +478,14 @@ def check(home: Path, work: Path, task: str = "cr") -> float:
     split = all_splits(home)[task][0]
     pooled = Pooled(Store(work / task))
     ours = [pooled.fit_transform(split.X_train), pooled.transform(split.X_test)]
-    vectorizer = ElmoVectorizer(BiLM.from_pretrained("en-base"), cache_dir=None, random_state=0)
+    vectorizer = ElmoVectorizer(BiLM.from_pretrained("en-base"), bag_size=None, cache_dir=None,
+                                random_state=0)
     theirs = [vectorizer.fit_transform(split.X_train), vectorizer.transform(split.X_test)]
     worst = max(float(np.abs(a - b).max() / np.abs(b).max()) for a, b in zip(ours, theirs))
     print(f"mean against ElmoVectorizer on {task}, {split.name}: largest relative "
           f"difference {worst:.4f}")
     if worst > 0.01:
-        raise SystemExit("the stored representations do not give the default features")
+        raise SystemExit("the stored representations do not give the pooled features")
     return worst
 
 
@@ -527,7 +529,8 @@ def write(rows: dict, splits: dict) -> None:
     if "mean" in rows:
         paired = [[f"{n} minus mean", *(paired_cell(r, rows["mean"], t) for t in TASKS)]
                   for n, r in rows.items() if n != "mean"]
-        markdown += ("\nEach candidate minus `mean` (today's default features) on the same "
+        markdown += ("\nEach candidate minus `mean` (the pooled features alone, "
+                     "`bag_size=None`; `mean+bag` is the default) on the same "
                      "splits, paired (points; mean ± std over folds where there are folds). "
                      "A mean inside its spread is not a win.\n\n"
                      + markdown_table(["rows", *TASKS], paired) + "\n")

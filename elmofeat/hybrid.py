@@ -93,8 +93,8 @@ def make_hybrid(elmo=None, *, tfidf=None, elmo_weight=DEFAULT_ELMO_WEIGHT) -> Fe
     >>> bilm = BiLM(embedding_dim=8, hidden_dim=8, max_epochs=1, random_state=0).fit(texts)
     >>> hybrid = make_hybrid(ElmoVectorizer(bilm, layer_mix="frozen", cache_dir=None))
     >>> model = make_pipeline(hybrid, LogisticRegression(C=10)).fit(texts, [1, 0] * 10)
-    >>> hybrid.transform(["great match"]).shape  # 8 TF-IDF words + 16 ELMo features
-    (1, 24)
+    >>> hybrid.transform(["great match"]).shape  # 8 TF-IDF words + 16 ELMo + 12 codes
+    (1, 36)
 
     The weight of the ELMo block, searched (the fitted biLM is never pretrained again):
 

@@ -63,7 +63,8 @@ def test_an_unsafe_folder_is_not_used(texts, tmp_path, kind):
         folder = tmp_path / "link"
         folder.symlink_to(real, target_is_directory=True)
     with pytest.warns(CacheWarning, match="not using the biLM cache folder"):
-        features = ElmoVectorizer(BiLM(**TINY), cache_dir=folder).fit_transform(texts)
+        features = ElmoVectorizer(BiLM(**TINY), cache_dir=folder,
+                                  bag_size=None).fit_transform(texts)
     assert np.isfinite(features).all() and features.shape == (len(texts), 48)
     assert list(real.iterdir()) == []  # nothing written into it
 
@@ -76,7 +77,7 @@ def test_a_planted_log_link_is_not_followed(texts, tmp_path):
     victim.write_text("precious\n")
     (folder / "pretrain.log").symlink_to(victim)
     with pytest.warns(CacheWarning, match="could not write the biLM cache"):
-        vec = ElmoVectorizer(BiLM(**TINY), cache_dir=folder).fit(texts)
+        vec = ElmoVectorizer(BiLM(**TINY), cache_dir=folder, bag_size=None).fit(texts)
     assert victim.read_text() == "precious\n"
     assert vec.transform(texts[:2]).shape == (2, 48)
 
@@ -125,7 +126,8 @@ def test_a_full_cache_disk_warns_and_the_fit_goes_on(tmp_path):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             vec = ElmoVectorizer(BiLM(embedding_dim=64, hidden_dim=64, max_epochs=1,
-                                      random_state=0), cache_dir={str(tmp_path / "c")!r})
+                                      random_state=0), cache_dir={str(tmp_path / "c")!r},
+                                 bag_size=None)
             features = vec.fit_transform(texts)
         print("SHAPE", features.shape)
         print("WARN", [str(w.message) for w in caught if "cache" in str(w.message)])

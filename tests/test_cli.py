@@ -448,9 +448,10 @@ def test_embed_gives_ElmoVectorizer_with_the_models_scales(saved_bilm, corpus, t
                  str(tmp_path / "f.npy"), "--quiet"]) == 0
     embedded = np.load(tmp_path / "f.npy")
     bilm = BiLM.load(saved_bilm)
-    same = ElmoVectorizer(bilm, scale_layers="bilm", cache_dir=None).fit_transform(TEXTS)
+    same = ElmoVectorizer(bilm, scale_layers="bilm", bag_size=None,
+                          cache_dir=None).fit_transform(TEXTS)
     np.testing.assert_allclose(embedded, same, rtol=1e-5, atol=1e-6)
-    default = ElmoVectorizer(bilm, cache_dir=None).fit(TEXTS)
+    default = ElmoVectorizer(bilm, bag_size=None, cache_dir=None).fit(TEXTS)
     assert not np.allclose(embedded, default.transform(TEXTS), atol=1e-3)
     # The difference is each layer's scale: the 16-wide blocks of the concatenation.
     ratio = bilm.layer_scales_ / default.layer_scales_

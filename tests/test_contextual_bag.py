@@ -21,7 +21,7 @@ def bagged(bilm, **params):
 
 def test_the_bag_follows_the_pooled_features(corpus, bilm):
     X, _ = corpus
-    plain = ElmoVectorizer(bilm, cache_dir=None, random_state=0).fit(X)
+    plain = ElmoVectorizer(bilm, bag_size=None, cache_dir=None, random_state=0).fit(X)
     vec = bagged(bilm).fit(X)
     out = vec.transform(X)
     assert out.shape == (len(X), N_POOLED + 12) and out.dtype == np.float32
@@ -76,6 +76,13 @@ def test_features_depend_on_the_document_alone_and_on_the_seed(corpus, bilm):
     np.testing.assert_array_equal(bagged(bilm).fit(X).transform(X[:30]), together)
     other = bagged(bilm, random_state=1).fit(X)
     assert not np.array_equal(other.bag_.centroids, vec.bag_.centroids)
+
+
+def test_an_unseeded_fit_draws_its_own_bag_and_keeps_the_pooled_features(corpus, bilm):
+    X, _ = corpus
+    a, b = (bagged(bilm, random_state=None).fit(X) for _ in range(2))
+    assert not np.array_equal(a.bag_.centroids, b.bag_.centroids)
+    np.testing.assert_array_equal(a.transform(X[:5])[:, :N_POOLED], b.transform(X[:5])[:, :N_POOLED])
 
 
 def test_codes_shared_among_threads_are_the_codes_of_one(corpus, bilm):
@@ -172,7 +179,7 @@ def test_pickles_keep_the_bag_and_old_pickles_keep_their_features(corpus, bilm, 
     np.testing.assert_array_equal(loaded.transform(X[:7]), vec.transform(X[:7]))
     assert clone(loaded).get_params()["bag_size"] == 12
     # a vectorizer pickled before the bag existed: no bag, the same features as before
-    plain = ElmoVectorizer(bilm, cache_dir=None, random_state=0).fit(X)
+    plain = ElmoVectorizer(bilm, bag_size=None, cache_dir=None, random_state=0).fit(X)
     state = plain.__getstate__()
     for key in ("bag_size", "bag_weight", "bag_"):
         del state[key]

@@ -7,10 +7,18 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GridSearchCV, StratifiedKFold
 from sklearn.pipeline import Pipeline
 
-from elmofeat import BiLM, ElmoVectorizer
+import elmofeat
+from elmofeat import BiLM
 from elmofeat.elmo import caches as _bilm_cache
 
 from .estimator_checks import make_topic_corpus
+
+
+def ElmoVectorizer(*args, **params):
+    """``ElmoVectorizer`` without its contextual bag unless a test asks for one: these
+    tests are about the mixes and the pooled features (the bag's own are in
+    test_contextual_bag.py, the default's below)."""
+    return elmofeat.ElmoVectorizer(*args, **{"bag_size": None, **params})
 
 SMALL_BILM = dict(embedding_dim=8, hidden_dim=8, max_epochs=1, batch_size=16, random_state=0)
 
@@ -249,8 +257,14 @@ def test_default_vectorizer_needs_no_labels(corpus, bilm):
     from sklearn.pipeline import make_pipeline
 
     X, _ = corpus
-    assert ElmoVectorizer().layer_mix == "concat"
-    assert not ElmoVectorizer().__sklearn_tags__().target_tags.required
+    default = elmofeat.ElmoVectorizer()
+    assert default.layer_mix == "concat" and default.bag_size == 2000
+    assert not default.__sklearn_tags__().target_tags.required
+    # the default's features: the pooled ones, then the bag (fewer codes on few tokens)
+    bagged = elmofeat.ElmoVectorizer(bilm, cache_dir=None, random_state=0).fit(X)
+    n_tokens = sum(len(t) for t in bilm.tokenize(X))
+    assert bagged.bag_.n_features == min(2000, n_tokens // 8)
+    assert bagged.transform(X[:3]).shape == (3, 3 * bilm.output_dim_ + bagged.bag_.n_features)
     labels = make_pipeline(ElmoVectorizer(bilm, cache_dir=None),
                            KMeans(n_clusters=4, n_init=2, random_state=0)).fit_predict(X)
     assert len(set(labels)) == 4

@@ -117,14 +117,15 @@ def test_a_pickle_names_the_shipped_model_instead_of_holding_its_weights(corpus,
     X, y = corpus
     monkeypatch.setitem(hub.REGISTRY, "tiny-general", hub.ModelSource(
         "tiny-general", hub.file_sha256(general / "bilm.pt"), folder=str(general)))
-    vec = ElmoVectorizer("tiny-general", cache_dir=None, random_state=0).fit(X)
+    # no bag: its codebook would weigh in both pickles alike
+    vec = ElmoVectorizer("tiny-general", bag_size=None, cache_dir=None, random_state=0).fit(X)
     elsewhere = tmp_path / "copy"  # the same weights, not the registered folder
     __import__("shutil").copytree(general, elsewhere)
-    by_path = ElmoVectorizer(elsewhere, cache_dir=None, random_state=0).fit(X)
+    by_path = ElmoVectorizer(elsewhere, bag_size=None, cache_dir=None, random_state=0).fit(X)
     small, full = pickle.dumps(vec), pickle.dumps(by_path)
     assert len(small) < len(full) / 3  # the path's biLM is held, the name's is named
     # The registered folder by path is the same (checked) shared copy: named too.
-    same = ElmoVectorizer(general, cache_dir=None, random_state=0).fit(X)
+    same = ElmoVectorizer(general, bag_size=None, cache_dir=None, random_state=0).fit(X)
     assert same.bilm_ is vec.bilm_ and len(pickle.dumps(same)) < len(full) / 3
     restored = pickle.loads(small)
     assert restored.bilm_ is vec.bilm_  # the process's shared copy
@@ -165,8 +166,9 @@ def test_the_default_is_the_shipped_general_model(corpus, monkeypatch):
     assert vec.bilm_ is _bilm_cache.shared_pretrained("en-base")
     assert vec.bilm_.verbose is False  # no progress bars of the model's author
     features = vec.transform(["A smartphone with a great battery.", ""])
-    # The default mix concatenates the three layers.
-    assert features.shape == (2, 3 * vec.bilm_.output_dim_) and np.isfinite(features).all()
+    # The default mix concatenates the three layers; the contextual bag follows.
+    assert features.shape == (2, 3 * vec.bilm_.output_dim_ + vec.bag_.n_features)
+    assert vec.bag_.n_features > 1 and np.isfinite(features).all()
     assert not features[1].any()  # an empty document is a zero vector
     # The modern corpus predicts "smartphone"; the old books' model reads it through
     # its GloVe vector only.
@@ -241,8 +243,9 @@ def test_an_unseeded_adaptation_runs_once_per_training_set_and_is_never_written(
         corpus, general, tmp_path, monkeypatch):
     X, y = corpus
     fits = _count_fits(monkeypatch)
-    a = ElmoVectorizer(general, adapt_epochs=1, cache_dir=tmp_path).fit(X)
-    b = ElmoVectorizer(general, adapt_epochs=1, cache_dir=tmp_path).fit(X)
+    # (no bag: an unseeded fit draws its own codebook)
+    a = ElmoVectorizer(general, adapt_epochs=1, bag_size=None, cache_dir=tmp_path).fit(X)
+    b = ElmoVectorizer(general, adapt_epochs=1, bag_size=None, cache_dir=tmp_path).fit(X)
     assert a.bilm_ is b.bilm_ and len(fits) == 1
     np.testing.assert_array_equal(a.transform(X[:5]), b.transform(X[:5]))
     # A search adapts once per training set, whatever the grid: the 2 folds' (the

@@ -24,7 +24,7 @@ def bilm(corpus):
 
 def test_blocks_are_side_by_side_and_scaled(corpus, bilm):
     X, y = corpus
-    hybrid = make_hybrid(ElmoVectorizer(bilm, layer_mix="frozen", cache_dir=None),
+    hybrid = make_hybrid(ElmoVectorizer(bilm, layer_mix="frozen", bag_size=None, cache_dir=None),
                          elmo_weight=0.3).fit(X, y)
     out = hybrid.transform(X)
     assert sp.issparse(out)
@@ -34,7 +34,7 @@ def test_blocks_are_side_by_side_and_scaled(corpus, bilm):
     np.testing.assert_allclose(np.linalg.norm(lexical, axis=1), 1.0, rtol=1e-6)
     np.testing.assert_allclose(np.linalg.norm(dense, axis=1), 0.3, rtol=1e-5)
     # The ELMo block is centred on the training documents before its rows are scaled.
-    raw = ElmoVectorizer(bilm, layer_mix="frozen", cache_dir=None).fit(X).transform(X)
+    raw = ElmoVectorizer(bilm, layer_mix="frozen", bag_size=None, cache_dir=None).fit(X).transform(X)
     centred = raw - raw.mean(0)
     expected = 0.3 * centred / np.linalg.norm(centred, axis=1, keepdims=True)
     np.testing.assert_allclose(dense, expected, rtol=1e-4, atol=1e-6)

@@ -70,8 +70,10 @@ def load_model(path: Path, args, texts):
             print(f"{path} was saved before biLMs measured their layers' spread: its layers "
                   "are mixed unscaled (fit the biLM again, or save a fitted ElmoVectorizer "
                   "with elmofeat.dump, for scaled layers)", file=sys.stderr, flush=True)
+        # No contextual bag: its codebook would be learned from texts, and a model file
+        # embeds without any.
         vectorizer = ElmoVectorizer(bilm, layer_mix=args.layer_mix, mix_weights=args.mix_weights,
-                                    scale_layers=scales, pooling=args.pooling,
+                                    scale_layers=scales, pooling=args.pooling, bag_size=None,
                                     n_jobs=args.n_jobs, cache_dir=None, verbose=not args.quiet)
         # Its mix, with fixed weights and the model's scales, learns nothing from texts.
         return vectorizer.fit([""])

@@ -35,6 +35,8 @@ KMEANS_PASSES = 10
 MIN_TOKENS_PER_CODE = 8
 #: Tokens assigned to codes by one product (bounds the score matrix: rows x codes).
 CODE_BLOCK = 256
+#: Tokens per product when the bag is learned (bounds the copies of the sample's rows).
+PCA_BLOCK = 4096
 
 
 def _workers() -> int:
@@ -42,14 +44,6 @@ def _workers() -> int:
     force (what the vectorizer's thread policy set; 1 where torch is not loaded)."""
     torch = sys.modules.get("torch")
     return max(1, torch.get_num_threads()) if torch is not None else 1
-
-
-def unit_rows(layers: np.ndarray) -> np.ndarray:
-    """``(n_tokens, n_layers, dim) -> (n_tokens, n_layers * dim)``, float32, every row of
-    unit length (a zero row stays zero)."""
-    from sklearn.preprocessing import normalize
-
-    return normalize(np.array(layers.reshape(len(layers), -1), dtype=np.float32), copy=False)
 
 
 class ContextualBag:
@@ -101,13 +95,24 @@ class ContextualBag:
         return (f"ContextualBag(n_codes={len(self.centroids)}, "
                 f"n_components={len(self.components)}, scale={self.scale:.4g})")
 
+    def reduce_into(self, block: np.ndarray, out: np.ndarray) -> np.ndarray:
+        """Tokens' unit vectors, centred and reduced, written into ``out``:
+        ``(n, n_layers * dim) -> (n, n_components)``. The unit length and the centring
+        are applied after the projection, on ``n_components`` columns instead of
+        ``n_layers * dim``; a zero row stays zero before the centring."""
+        norms = np.sqrt(np.einsum("ij,ij->i", block, block))
+        norms[norms == 0] = 1.0
+        np.matmul(block, self._projection, out=out)
+        out /= norms[:, None]
+        out -= self._projected_centre
+        return out
+
     def codes(self, layers: np.ndarray) -> np.ndarray:
         """The nearest code of every token: ``(n_tokens, n_layers, dim) -> (n_tokens,)``.
 
         Tokens go through products of at most ``CODE_BLOCK`` rows, written into two
         buffers reused from block to block, so that the score matrix stays bounded
-        whatever the document's length. The unit length and the centring are applied
-        after the projection, on ``n_components`` columns instead of ``n_layers * dim``."""
+        whatever the document's length."""
         if not len(layers):
             return np.zeros(0, dtype=np.int64)
         flat = layers.reshape(len(layers), -1)
@@ -118,11 +123,7 @@ class ContextualBag:
         for start in range(0, len(flat), CODE_BLOCK):
             block = np.asarray(flat[start : start + CODE_BLOCK], dtype=np.float32)
             n = len(block)
-            norms = np.sqrt(np.einsum("ij,ij->i", block, block))
-            norms[norms == 0] = 1.0  # a zero row stays zero before the centring
-            np.matmul(block, self._projection, out=reduced[:n])
-            reduced[:n] /= norms[:, None]
-            reduced[:n] -= self._projected_centre
+            self.reduce_into(block, reduced[:n])
             np.matmul(reduced[:n], self._codebook, out=scores[:n])
             scores[:n] -= self._half_norms
             out[start : start + n] = scores[:n].argmax(axis=1)
@@ -186,7 +187,6 @@ def fit_bag(layers: np.ndarray, offsets: np.ndarray, n_codes: int, seed: int,
         With ``scale`` 1 (the caller sets the scale it wants).
     """
     from sklearn.cluster import MiniBatchKMeans
-    from sklearn.decomposition import PCA
     from sklearn.feature_extraction.text import TfidfTransformer
 
     n_tokens = int(offsets[-1] - offsets[0])
@@ -194,12 +194,13 @@ def fit_bag(layers: np.ndarray, offsets: np.ndarray, n_codes: int, seed: int,
         raise ValueError("the contextual bag needs training texts with at least one token "
                          "(every training document is empty): use bag_size=None")
     n_codes = max(1, min(n_codes, n_tokens // MIN_TOKENS_PER_CODE))
-    vectors = unit_rows(layers[offsets[0] : offsets[-1]])
-    width = min(n_components, vectors.shape[1], n_tokens)
-    # exact, from the columns' covariance: measured a few times faster than a randomized
-    # SVD of the sample's rows
-    pca = PCA(width, svd_solver="covariance_eigh").fit(vectors)
-    reduced = pca.transform(vectors).astype(np.float32)
+    flat = layers[offsets[0] : offsets[-1]].reshape(n_tokens, -1)
+    centre, components = principal_axes(flat, min(n_components, flat.shape[1], n_tokens))
+    bag = ContextualBag(centre, components, np.zeros((1, len(components))), None, 1.0)
+    reduced = np.empty((n_tokens, len(components)), dtype=np.float32)
+    for start in range(0, n_tokens, PCA_BLOCK):
+        block = np.asarray(flat[start : start + PCA_BLOCK], dtype=np.float32)
+        bag.reduce_into(block, reduced[start : start + len(block)])
     batch = min(4096, n_tokens)
     # products of one row, on one thread: a second only waits, and the start does not
     # depend on the thread count
@@ -207,9 +208,45 @@ def fit_bag(layers: np.ndarray, offsets: np.ndarray, n_codes: int, seed: int,
         start = _seed_codes(reduced, n_codes, 3 * batch, seed)
     kmeans = MiniBatchKMeans(n_codes, random_state=seed, n_init=1, batch_size=batch,
                              max_iter=passes, init=start).fit(reduced)
-    bag = ContextualBag(pca.mean_, pca.components_, kmeans.cluster_centers_, None, 1.0)
-    bag.tfidf = TfidfTransformer(sublinear_tf=True).fit(bag.counts(layers, offsets))
+    bag.centroids = np.ascontiguousarray(kmeans.cluster_centers_, dtype=np.float32)
+    bag._prepare()
+    # the IDF from the sample's codes as the k-means assigned them (its labels_): the
+    # sample is not projected and assigned a second time
+    lengths = np.diff(offsets)
+    owner = np.repeat(np.arange(len(lengths)), lengths)
+    counts = sp.csr_matrix((np.ones(n_tokens), (owner, kmeans.labels_)),
+                           shape=(len(lengths), n_codes))
+    bag.tfidf = TfidfTransformer(sublinear_tf=True).fit(counts)
     return bag
+
+
+def principal_axes(flat: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray]:
+    """The mean and the ``width`` principal axes of the rows of ``flat`` made unit length
+    (a zero row stays zero): ``(n, d) -> ((d,), (width, d))``, the axes by decreasing
+    variance. The covariance is summed ``PCA_BLOCK`` rows at a time in float64, so the
+    unit rows are never held whole (the sample's layers are hundreds of MB); the
+    eigenvectors of that covariance are PCA's axes (scikit-learn's
+    ``svd_solver="covariance_eigh"`` computes the same from the rows held whole)."""
+    def unit_blocks():
+        for start in range(0, len(flat), PCA_BLOCK):
+            block = np.array(flat[start : start + PCA_BLOCK], dtype=np.float32)
+            norms = np.sqrt(np.einsum("ij,ij->i", block, block))
+            block /= np.where(norms == 0, 1.0, norms)[:, None]
+            yield block
+
+    total = np.zeros(flat.shape[1])
+    for block in unit_blocks():
+        total += block.sum(axis=0, dtype=np.float64)
+    centre = (total / len(flat)).astype(np.float32)
+    covariance = np.zeros((flat.shape[1], flat.shape[1]))
+    for block in unit_blocks():
+        block -= centre
+        covariance += block.T @ block  # float32 product (numpy's syrk), float64 sum
+    values, vectors = np.linalg.eigh(covariance)
+    axes = vectors[:, ::-1][:, :width].T
+    # a sign per axis, as scikit-learn's svd_flip chooses it: the largest entry positive
+    signs = np.sign(axes[np.arange(width), np.abs(axes).argmax(axis=1)])
+    return centre, (axes * np.where(signs == 0, 1.0, signs)[:, None]).astype(np.float32)
 
 
 def _seed_codes(reduced: np.ndarray, n_codes: int, size: int, seed: int) -> np.ndarray:

@@ -92,18 +92,19 @@ class ElmoVectorizer(BaseTextVectorizer):
         measures the difference). AllenNLP's ``ScalarMix(do_layer_norm=True)``
         normalises each layer for the same reason.
     pooling : {"mean", "max", "meanmax"}, default="mean"
-    bag_size : int or None, default=None
+    bag_size : int or None, default=2000
         A contextual bag of words of this many codes after the pooled features (None:
-        none): every token's layers (side by side, unit length, reduced to 128 principal
-        components) are assigned to the nearest code of a k-means codebook learned
-        without labels in ``fit``, and each document gets its counts of codes, TF-IDF
-        weighted (sublinear term frequency), as ``bag_size`` more features (fewer when
-        the training texts are small: at most one code per 8 sample tokens). The mean
-        over the hundreds of tokens of a long document washes out the few words that
-        carry its topic; the bag keeps them (``benchmarks/long_documents.py``). The
-        codebook and its inverse document frequencies are learned on a seeded sample of
-        whole training documents of at most 100,000 tokens, so a fit's extra cost does
-        not grow with the corpus.
+        none, the pooled features alone): every token's layers (side by side, unit
+        length, reduced to 128 principal components) are assigned to the nearest code of
+        a k-means codebook learned without labels in ``fit``, and each document gets its
+        counts of codes, TF-IDF weighted (sublinear term frequency), as ``bag_size``
+        more features (fewer when the training texts are small: at most one code per 8
+        sample tokens). The mean over the hundreds of tokens of a long document washes
+        out the few words that carry its topic; the bag keeps them, and it was measured
+        above the pooled features alone on every task of the development suite, short
+        texts included (``benchmarks/long_documents.py``). The codebook and its inverse
+        document frequencies are learned on a seeded sample of whole training documents
+        of at most 100,000 tokens, so a fit's extra cost does not grow with the corpus.
     bag_weight : float, default=1.0
         Length of each document's bag row, relative to the root-mean-square length of
         the (centred) pooled features of the sample documents; in (0, 1e6].
@@ -162,10 +163,13 @@ class ElmoVectorizer(BaseTextVectorizer):
         not bit-reproducible). A ``BiLM`` with its own ``n_threads`` uses that for itself.
     random_state : int, RandomState instance or None, default=None
         Seeds the ``"random"`` fixed weights, the mix's training and the cross-fitting
-        folds, an adaptation (``adapt_epochs``), and a biLM pretrained on ``X``. With
-        None, the adaptation and the biLM are unseeded (``BiLM(random_state=None)``):
-        fits on the same texts in this process share them (a search adapts or
-        pretrains once), and they are never written to ``cache_dir``.
+        folds, the contextual bag's sample and k-means, an adaptation (``adapt_epochs``),
+        and a biLM pretrained on ``X``. With None, the adaptation and the biLM are
+        unseeded (``BiLM(random_state=None)``): fits on the same texts in this process
+        share them (a search adapts or pretrains once), and they are never written to
+        ``cache_dir``; and each fit draws its own bag, whose codes (and so the bag's
+        features) differ from fit to fit, as ``KMeans``'s clusters do: pass an int for
+        features that a second fit reproduces.
     verbose : bool, default=False
         Show progress bars: the biLM's pretraining, and ``transform`` (documents).
 
@@ -247,16 +251,22 @@ class ElmoVectorizer(BaseTextVectorizer):
     With the shipped general model (nothing to pretrain):
 
     >>> from elmofeat import BiLM, ElmoVectorizer
-    >>> ElmoVectorizer().fit_transform(["A great match.", "Stocks fell sharply."]).shape
+    >>> ElmoVectorizer(bag_size=None).fit_transform(["A great match.", "Stocks fell sharply."]).shape
     (2, 768)
+
+    By default the contextual bag follows those 768 pooled features: up to 2,000 codes,
+    one per 8 training tokens at most (one code for these few words):
+
+    >>> ElmoVectorizer().fit_transform(["A great match.", "Stocks fell sharply."]).shape
+    (2, 769)
 
     With a biLM pretrained on your own texts:
 
     >>> texts = ["good match , great goal", "stocks fell , markets down"] * 10
     >>> bilm = BiLM(embedding_dim=8, hidden_dim=8, max_epochs=1, random_state=0).fit(texts)
     >>> vec = ElmoVectorizer(bilm, layer_mix="frozen", cache_dir=None).fit(texts)
-    >>> vec.transform(["great match"]).shape
-    (1, 16)
+    >>> vec.transform(["great match"]).shape  # 16 mixed features, then 12 codes
+    (1, 28)
     >>> vec.layer_weights_
     array([0.333..., 0.333..., 0.333...], dtype=float32)
     """
@@ -273,7 +283,7 @@ class ElmoVectorizer(BaseTextVectorizer):
         mix_weights=None,
         scale_layers=True,
         pooling="mean",
-        bag_size=None,
+        bag_size=2000,
         bag_weight=1.0,
         norm=None,
         dtype=np.float32,

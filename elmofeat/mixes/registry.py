@@ -75,7 +75,8 @@ class MixSpec:
     ...     fitted_types=(f"{__name__}.TopLayer",), needs_labels=False))
     >>> texts = ["good match , great goal", "stocks fell , markets down"] * 10
     >>> bilm = BiLM(embedding_dim=8, hidden_dim=8, max_epochs=1, random_state=0).fit(texts)
-    >>> ElmoVectorizer(bilm, layer_mix="top", cache_dir=None).fit_transform(texts).shape
+    >>> vec = ElmoVectorizer(bilm, layer_mix="top", bag_size=None, cache_dir=None)
+    >>> vec.fit_transform(texts).shape
     (20, 16)
     >>> mixes.unregister("top")
     """
