@@ -137,6 +137,8 @@ def write(runs, bag_size=None, environment=None) -> None:
         what = ("`ElmoVectorizer(BiLM())` (pretrained on the texts)" if r["scratch"]
                 else f"`ElmoVectorizer(bag_size={r['bag_size'].title() if r['bag_size'] == 'none' else r['bag_size']})`"
                 if r.get("bag_size") not in (None, "default")
+                else "`ElmoVectorizer()` (defaults: the contextual bag of 2,000 codes)"
+                if r.get("bag_size") == "default"
                 else "`ElmoVectorizer()` (defaults)")
         target = "" if r["scratch"] else f"{TARGETS[r['kind']]:.0f} s"
         rows.append([what, f"{r['documents']:,} {r['kind']} ({r['words']:,} words)",
