@@ -242,7 +242,7 @@ def principal_axes(flat: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray
     for block in unit_blocks():
         block -= centre
         covariance += block.T @ block  # float32 product (numpy's syrk), float64 sum
-    values, vectors = np.linalg.eigh(covariance)
+    vectors = np.linalg.eigh(covariance)[1]  # eigenvalues in increasing order
     axes = vectors[:, ::-1][:, :width].T
     # a sign per axis, as scikit-learn's svd_flip chooses it: the largest entry positive
     signs = np.sign(axes[np.arange(width), np.abs(axes).argmax(axis=1)])
