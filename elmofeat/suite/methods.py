@@ -89,7 +89,7 @@ class MethodSpec:
 METHODS: Registry[MethodSpec] = Registry("method", MethodSpec, key="key")
 
 #: The C values a row's LogisticRegression chooses from (``MethodSpec.C=None``).
-PENALTIES = (0.03, 0.1, 0.3, 1.0, 3.0, 10.0)
+PENALTIES = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0)
 #: How the report describes the classifier of a run that searched C.
 CLASSIFIER = ("LogisticRegressionCV(Cs=[" + ", ".join(f"{c:g}" for c in PENALTIES)
               + "], max_iter=3000): C chosen per split by stratified 3-fold cross-validation "
