@@ -40,9 +40,11 @@ def test_bag_counts_each_token_at_its_nearest_code(corpus, bilm):
     vec = bagged(bilm).fit(X)
     layers, offsets = bilm.embed_flat(X[:10])
     codes = vec.bag_.codes(layers)
+    # every layer divided by its spread, as the mixes see them
+    np.testing.assert_allclose(vec.bag_.layer_weights, 1 / vec.layer_scales_, rtol=1e-6)
     # brute force: the nearest centroid of each reduced unit vector
-    unit = layers.reshape(len(layers), -1) / np.linalg.norm(layers.reshape(len(layers), -1),
-                                                            axis=1, keepdims=True)
+    flat = (layers / vec.layer_scales_[:, None]).reshape(len(layers), -1)
+    unit = flat / np.linalg.norm(flat, axis=1, keepdims=True)
     reduced = (unit - vec.bag_.centre) @ vec.bag_.components.T
     distances = ((reduced[:, None, :] - vec.bag_.centroids[None]) ** 2).sum(-1)
     np.testing.assert_array_equal(codes, distances.argmin(1))
@@ -109,8 +111,8 @@ def test_the_codebook_learns_from_a_bounded_sample(corpus, bilm, monkeypatch):
     monkeypatch.setattr(_bag, "SAMPLE_TOKENS", 200)
     seen = []
     fit_bag = _bag.fit_bag
-    monkeypatch.setattr(_bag, "fit_bag", lambda layers, offsets, *a: seen.append(
-        offsets[-1]) or fit_bag(layers, offsets, *a))
+    monkeypatch.setattr(_bag, "fit_bag", lambda layers, offsets, *a, **k: seen.append(
+        offsets[-1]) or fit_bag(layers, offsets, *a, **k))
     vec = bagged(bilm).fit(X)
     assert seen == [200]  # the last document drawn is cut to fill the budget
     assert np.isfinite(vec.transform(X)).all()
@@ -206,18 +208,21 @@ def test_bag_counts_are_sparse_rows_per_document(corpus, bilm):
     assert counts[0].nnz == 0 and counts[1].sum() == offsets[2] - offsets[1]
 
 
-def test_blocked_assignment_is_the_nearest_code_across_blocks_and_zero_rows():
-    """Codes are assigned ``CODE_BLOCK`` tokens at a time, the unit length and centring
-    applied after the projection: still each token's nearest code (float64 brute force),
-    a zero token included, wherever the block boundaries fall."""
+@pytest.mark.parametrize("layer_weights", [None, (3.0, 0.25)])
+def test_blocked_assignment_is_the_nearest_code_across_blocks_and_zero_rows(layer_weights):
+    """Codes are assigned ``CODE_BLOCK`` tokens at a time, the layer weights, unit length
+    and centring applied after the projection: still each token's nearest code (float64
+    brute force on the weighted layers), a zero token included, wherever the block
+    boundaries fall."""
     rng = np.random.default_rng(3)
     width, n_codes = 2 * 12, 40
     components = np.linalg.qr(rng.standard_normal((width, 6)))[0].T
     fitted = _bag.ContextualBag(rng.standard_normal(width) * 0.1, components,
-                                rng.standard_normal((n_codes, 6)), None, 1.0)
+                                rng.standard_normal((n_codes, 6)), None, 1.0, layer_weights)
     layers = rng.standard_normal((2 * _bag.CODE_BLOCK + 7, 2, 12)).astype(np.float32)
     layers[5] = 0.0
-    flat = layers.reshape(len(layers), -1).astype(np.float64)
+    weighted = layers if layer_weights is None else layers * np.array(layer_weights)[:, None]
+    flat = weighted.reshape(len(layers), -1).astype(np.float64)
     norms = np.linalg.norm(flat, axis=1, keepdims=True)
     unit = flat / np.where(norms > 0, norms, 1.0)
     reduced = (unit - fitted.centre) @ fitted.components.T
@@ -231,6 +236,34 @@ def test_blocked_assignment_is_the_nearest_code_across_blocks_and_zero_rows():
     restored = _bag.ContextualBag.__new__(_bag.ContextualBag)
     restored.__setstate__(state)
     np.testing.assert_array_equal(restored.codes(layers), expected)
+    # a bag pickled before the layer weights existed assigns the layers as they come
+    del state["layer_weights"]
+    restored.__setstate__(state)
+    assert restored.layer_weights is None
+    if layer_weights is None:
+        np.testing.assert_array_equal(restored.codes(layers), expected)
+
+
+def test_layer_weights_make_the_codebook_blind_to_each_layer_s_scale():
+    """A bag learned on layers each multiplied by a constant, with weights that undo the
+    constants, is the bag of the layers as they were: the codebook's distances see every
+    layer at the scale the weights give it, whatever the biLM's own scales (a biLM
+    pretrained on a few thousand texts has LSTM layers several times its token layer's
+    spread, which drowned the words in the codes)."""
+    rng = np.random.default_rng(5)
+    centres = rng.standard_normal((6, 3, 8)) * 3
+    layers = (centres[rng.integers(0, 6, 900)]
+              + rng.standard_normal((900, 3, 8))).astype(np.float32)
+    offsets = np.arange(0, 901, 30)
+    scales = np.array([0.02, 1.0, 7.0], dtype=np.float32)
+    plain = _bag.fit_bag(layers, offsets, 6, seed=0)
+    undone = _bag.fit_bag(layers * scales[:, None], offsets, 6, seed=0,
+                          layer_weights=1 / scales)
+    np.testing.assert_array_equal(undone.codes(layers * scales[:, None]), plain.codes(layers))
+    np.testing.assert_allclose(undone.centroids, plain.centroids, atol=1e-4)
+    # unweighted, the scaled layers give other codes: the largest layer decides alone
+    drowned = _bag.fit_bag(layers * scales[:, None], offsets, 6, seed=0)
+    assert not np.array_equal(drowned.codes(layers * scales[:, None]), plain.codes(layers))
 
 
 def test_seed_codes_are_kmeans_plus_plus_draws_from_the_sample():

@@ -1,7 +1,7 @@
 """The contextual bag of words of ``ElmoVectorizer(bag_size=...)``.
 
-Every token's representation (its layers side by side, unit length, reduced by a PCA)
-is assigned to the nearest code of a k-means codebook learned without labels on a
+Every token's representation (its layers side by side, each divided by its spread as
+the mixes see it, unit length, reduced by a PCA) is assigned to the nearest code of a k-means codebook learned without labels on a
 sample of the training texts; a document becomes its counts of codes, TF-IDF weighted,
 beside the pooled features. Why: the mean over the hundreds of tokens of a long
 document washes out the few words that carry its topic, which a bag keeps; codes of
@@ -62,20 +62,30 @@ class ContextualBag:
         unit-length rows).
     scale : float
         The length of every non-empty document's row of the bag.
+    layer_weights : ndarray of shape (n_layers,) or None, default=None
+        Each layer multiplied by its weight before the unit length (None: as they come,
+        the bags fitted before the weights).
     """
 
-    def __init__(self, centre, components, centroids, tfidf, scale: float):
+    def __init__(self, centre, components, centroids, tfidf, scale: float,
+                 layer_weights=None):
         self.centre = np.asarray(centre, dtype=np.float32)
         self.components = np.ascontiguousarray(components, dtype=np.float32)
         self.centroids = np.ascontiguousarray(centroids, dtype=np.float32)
         self.tfidf = tfidf
         self.scale = float(scale)
+        self.layer_weights = (None if layer_weights is None
+                              else np.asarray(layer_weights, dtype=np.float32))
         self._prepare()
 
     def _prepare(self):
         """Derived arrays the assignment reads (not pickled: rebuilt on load)."""
-        self._projection = np.ascontiguousarray(self.components.T)  # (width, n_components)
-        self._projected_centre = self.centre @ self._projection
+        self._column_weights = column_weights(self.layer_weights, self.components.shape[1])
+        # (width, n_components); a column's weight folded into its row of the projection
+        weighted = (self.components if self._column_weights is None
+                    else self.components * self._column_weights)
+        self._projection = np.ascontiguousarray(weighted.T)
+        self._projected_centre = self.centre @ np.ascontiguousarray(self.components.T)
         self._codebook = np.ascontiguousarray(self.centroids.T)  # (n_components, n_codes)
         # ||c||^2 / 2: the nearest code maximises x.c - ||c||^2 / 2
         self._half_norms = 0.5 * (self.centroids ** 2).sum(axis=1)
@@ -84,7 +94,7 @@ class ContextualBag:
         return {k: v for k, v in self.__dict__.items() if not k.startswith("_")}
 
     def __setstate__(self, state):
-        self.__dict__.update(state)
+        self.__dict__.update({"layer_weights": None, **state})  # None: pickled before them
         self._prepare()
 
     @property
@@ -93,19 +103,14 @@ class ContextualBag:
 
     def __repr__(self):
         return (f"ContextualBag(n_codes={len(self.centroids)}, "
-                f"n_components={len(self.components)}, scale={self.scale:.4g})")
+                f"n_components={len(self.components)}, scale={self.scale:.4g}, "
+                f"layer_weights={self.layer_weights})")
 
     def reduce_into(self, block: np.ndarray, out: np.ndarray) -> np.ndarray:
         """Tokens' unit vectors, centred and reduced, written into ``out``:
-        ``(n, n_layers * dim) -> (n, n_components)``. The unit length and the centring
-        are applied after the projection, on ``n_components`` columns instead of
-        ``n_layers * dim``; a zero row stays zero before the centring."""
-        norms = np.sqrt(np.einsum("ij,ij->i", block, block))
-        norms[norms == 0] = 1.0
-        np.matmul(block, self._projection, out=out)
-        out /= norms[:, None]
-        out -= self._projected_centre
-        return out
+        ``(n, n_layers * dim) -> (n, n_components)`` (:func:`reduce_rows`)."""
+        return reduce_rows(block, self._projection, self._projected_centre, out,
+                           self._column_weights)
 
     def codes(self, layers: np.ndarray) -> np.ndarray:
         """The nearest code of every token: ``(n_tokens, n_layers, dim) -> (n_tokens,)``.
@@ -163,8 +168,40 @@ class ContextualBag:
         return (self.scale * self.tfidf.transform(counts)).toarray().astype(np.float32)
 
 
+def column_weights(layer_weights, width: int):
+    """Each column's weight, ``(width,)``, from the layers' (side by side, equal widths);
+    None where ``layer_weights`` is None."""
+    if layer_weights is None:
+        return None
+    layer_weights = np.asarray(layer_weights, dtype=np.float32)
+    if width % len(layer_weights):
+        raise ValueError(f"{len(layer_weights)} layer weights for rows of width {width}, "
+                         "which is not a multiple of it")
+    return np.repeat(layer_weights, width // len(layer_weights))
+
+
+def reduce_rows(block: np.ndarray, projection: np.ndarray, projected_centre: np.ndarray,
+                out: np.ndarray, weights=None) -> np.ndarray:
+    """Rows weighted column by column, made unit length, centred and projected, written
+    into ``out``: ``(n, width) @ (width, n_components) -> (n, n_components)``, with
+    ``projection`` holding the column weights ``weights`` (``(width,)``, None: none)
+    already and ``projected_centre`` the centre already projected. The unit length and
+    the centring are applied after the projection, on ``n_components`` columns instead
+    of ``width``; a zero row stays zero before the centring."""
+    # each row's own sum (no BLAS product, whose sums may depend on the row's place in
+    # the block): a token's code must not depend on the tokens read with it
+    scaled = block if weights is None else block * weights
+    norms = np.sqrt(np.einsum("ij,ij->i", scaled, scaled))
+    norms[norms == 0] = 1.0
+    np.matmul(block, projection, out=out)
+    out /= norms[:, None]
+    out -= projected_centre
+    return out
+
+
 def fit_bag(layers: np.ndarray, offsets: np.ndarray, n_codes: int, seed: int,
-            n_components: int = N_COMPONENTS, passes: int = KMEANS_PASSES) -> ContextualBag:
+            n_components: int = N_COMPONENTS, passes: int = KMEANS_PASSES,
+            layer_weights=None) -> ContextualBag:
     """Learn a bag's codebook and weights from sample documents' token representations.
 
     Parameters
@@ -180,6 +217,10 @@ def fit_bag(layers: np.ndarray, offsets: np.ndarray, n_codes: int, seed: int,
         Width the unit token vectors are reduced to (at most their own width).
     passes : int
         Passes of the mini-batch k-means over the sample.
+    layer_weights : ndarray of shape (n_layers,) or None
+        Each layer multiplied by its weight before the unit length: the vectorizer
+        passes one over each layer's spread, so that every layer weighs alike in the
+        codebook's distances whatever the biLM (None: the layers as they come).
 
     Returns
     -------
@@ -195,12 +236,17 @@ def fit_bag(layers: np.ndarray, offsets: np.ndarray, n_codes: int, seed: int,
                          "(every training document is empty): use bag_size=None")
     n_codes = max(1, min(n_codes, n_tokens // MIN_TOKENS_PER_CODE))
     flat = layers[offsets[0] : offsets[-1]].reshape(n_tokens, -1)
-    centre, components = principal_axes(flat, min(n_components, flat.shape[1], n_tokens))
-    bag = ContextualBag(centre, components, np.zeros((1, len(components))), None, 1.0)
+    weights = column_weights(layer_weights, flat.shape[1])
+    centre, components = principal_axes(flat, min(n_components, flat.shape[1], n_tokens),
+                                        weights)
+    projection = np.ascontiguousarray((components if weights is None
+                                       else components * weights).T)
+    projected_centre = centre @ np.ascontiguousarray(components.T)
     reduced = np.empty((n_tokens, len(components)), dtype=np.float32)
     for start in range(0, n_tokens, PCA_BLOCK):
         block = np.asarray(flat[start : start + PCA_BLOCK], dtype=np.float32)
-        bag.reduce_into(block, reduced[start : start + len(block)])
+        reduce_rows(block, projection, projected_centre, reduced[start : start + len(block)],
+                    weights)
     batch = min(4096, n_tokens)
     # products of one row, on one thread: a second only waits, and the start does not
     # depend on the thread count
@@ -208,21 +254,21 @@ def fit_bag(layers: np.ndarray, offsets: np.ndarray, n_codes: int, seed: int,
         start = _seed_codes(reduced, n_codes, 3 * batch, seed)
     kmeans = MiniBatchKMeans(n_codes, random_state=seed, n_init=1, batch_size=batch,
                              max_iter=passes, init=start).fit(reduced)
-    bag.centroids = np.ascontiguousarray(kmeans.cluster_centers_, dtype=np.float32)
-    bag._prepare()
     # the IDF from the sample's codes as the k-means assigned them (its labels_): the
     # sample is not projected and assigned a second time
     lengths = np.diff(offsets)
     owner = np.repeat(np.arange(len(lengths)), lengths)
     counts = sp.csr_matrix((np.ones(n_tokens), (owner, kmeans.labels_)),
                            shape=(len(lengths), n_codes))
-    bag.tfidf = TfidfTransformer(sublinear_tf=True).fit(counts)
-    return bag
+    return ContextualBag(centre, components, kmeans.cluster_centers_,
+                         TfidfTransformer(sublinear_tf=True).fit(counts), 1.0, layer_weights)
 
 
-def principal_axes(flat: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray]:
-    """The mean and the ``width`` principal axes of the rows of ``flat`` made unit length
-    (a zero row stays zero): ``(n, d) -> ((d,), (width, d))``, the axes by decreasing
+def principal_axes(flat: np.ndarray, width: int,
+                   weights=None) -> tuple[np.ndarray, np.ndarray]:
+    """The mean and the ``width`` principal axes of the rows of ``flat`` multiplied by
+    the column weights ``weights`` (``(d,)``; None: none) and made unit length (a zero
+    row stays zero): ``(n, d) -> ((d,), (width, d))``, the axes by decreasing
     variance. The covariance is summed ``PCA_BLOCK`` rows at a time in float64, so the
     unit rows are never held whole (the sample's layers are hundreds of MB); the
     eigenvectors of that covariance are PCA's axes (scikit-learn's
@@ -230,6 +276,8 @@ def principal_axes(flat: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray
     def unit_blocks():
         for start in range(0, len(flat), PCA_BLOCK):
             block = np.array(flat[start : start + PCA_BLOCK], dtype=np.float32)
+            if weights is not None:
+                block *= weights
             norms = np.sqrt(np.einsum("ij,ij->i", block, block))
             block /= np.where(norms == 0, 1.0, norms)[:, None]
             yield block

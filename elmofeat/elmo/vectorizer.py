@@ -94,15 +94,18 @@ class ElmoVectorizer(BaseTextVectorizer):
     pooling : {"mean", "max", "meanmax"}, default="mean"
     bag_size : int or None, default=2000
         A contextual bag of words of this many codes after the pooled features (None:
-        none, the pooled features alone): every token's layers (side by side, unit
-        length, reduced to 128 principal components) are assigned to the nearest code of
+        none, the pooled features alone): every token's layers (side by side, each
+        divided by its spread as the mixes see it, ``layer_scales_``; unit length;
+        reduced to 128 principal components) are assigned to the nearest code of
         a k-means codebook learned without labels in ``fit``, and each document gets its
         counts of codes, TF-IDF weighted (sublinear term frequency), as ``bag_size``
         more features (fewer when the training texts are small: at most one code per 8
         sample tokens). The mean over the hundreds of tokens of a long document washes
-        out the few words that carry its topic; the bag keeps them, and it was measured
-        above the pooled features alone on every task of the development suite, short
-        texts included (``benchmarks/long_documents.py``). The codebook and its inverse
+        out the few words that carry its topic; the bag keeps them. With ``en-base`` it
+        was measured above the pooled features alone on every task of the development
+        suite, short texts included (``benchmarks/long_documents.py``); with a biLM
+        pretrained on a task's own few thousand texts, inside the folds' spread on short
+        texts and above on long posts (``benchmarks/bag_own_bilm.py``). The codebook and its inverse
         document frequencies are learned on a seeded sample of whole training documents
         of at most 100,000 tokens, so a fit's extra cost does not grow with the corpus.
     bag_weight : float, default=1.0
@@ -591,7 +594,11 @@ class ElmoVectorizer(BaseTextVectorizer):
             parts.append(self.bilm_.embed_tokens([tokens[last][:kept]], self.batch_size,
                                                  threads=threads))
         layers, offsets = _bag.join(parts)
-        bag = _bag.fit_bag(layers, offsets, self.bag_size, seed)
+        # every layer divided by its spread, as the mixes see them: unweighted, a biLM
+        # whose LSTM layers spread several times more than its token layer (one
+        # pretrained on a few thousand texts) got codes of context without the word
+        bag = _bag.fit_bag(layers, offsets, self.bag_size, seed,
+                           layer_weights=1.0 / self.layer_scales_)
         bag.scale = self.bag_weight * _bag.block_scale(self.mix_.pool(layers, offsets, self.pooling))
         return bag
 
