@@ -56,8 +56,6 @@ from elmofeat.runtime.torch_helpers import bf16_supported
 from elmofeat.bilm.train import evaluate_perplexity
 from elmofeat.datasets import load_ag_news
 
-#: The model size both engines train (set from --embedding-dim / --hidden-dim).
-DIM = HIDDEN = 256
 TOKENIZE = TextTokenizer(lowercase=True, token_pattern=BILM_TOKEN_PATTERN)
 
 
@@ -71,16 +69,17 @@ class ReferenceBiLM(torch.nn.Module):
     elmofeat's modules so that the engine's optimisations do not leak into it.
     """
 
-    def __init__(self, n_words):
+    def __init__(self, n_words, embedding_dim=256, hidden_dim=256):
         super().__init__()
-        self.embedding = torch.nn.Embedding(n_words, DIM, padding_idx=0)
-        proj = DIM if HIDDEN != DIM else 0
+        dim, hidden = embedding_dim, hidden_dim
+        self.embedding = torch.nn.Embedding(n_words, dim, padding_idx=0)
+        proj = dim if hidden != dim else 0
         self.forward_lstms = torch.nn.ModuleList(
-            torch.nn.LSTM(DIM, HIDDEN, batch_first=True, proj_size=proj) for _ in range(2))
+            torch.nn.LSTM(dim, hidden, batch_first=True, proj_size=proj) for _ in range(2))
         self.backward_lstms = torch.nn.ModuleList(
-            torch.nn.LSTM(DIM, HIDDEN, batch_first=True, proj_size=proj) for _ in range(2))
+            torch.nn.LSTM(dim, hidden, batch_first=True, proj_size=proj) for _ in range(2))
         self.dropout = torch.nn.Dropout(0.1)
-        self.output = torch.nn.Linear(DIM, n_words)
+        self.output = torch.nn.Linear(dim, n_words)
 
     @staticmethod
     def _stack(lstms, x, dropout):
@@ -113,14 +112,14 @@ class _ReferenceForEvaluation(torch.nn.Module):
         return -float(loss) * n, n
 
 
-def reference_fit(train_texts, *, seed, budget=None, epochs=None, snapshot_at=(),
+def reference_fit(train_texts, *, sizes, seed, budget=None, epochs=None, snapshot_at=(),
                   valid_tokens=None):
     """The reference experiment's pretraining, end to end from raw strings.
 
     Tokenizes, builds the vocabulary (words seen twice), cuts documents at 35 tokens and
     trains on padded batches of 64 in corpus order (full softmax, fp32, Adam) for
     ``epochs`` epochs or ``budget`` seconds of training (setup not counted, as
-    ``BiLM(max_time=...)`` does). ``snapshot_at``: whole-run times (setup included) at
+    ``BiLM(max_time=...)`` does). ``sizes``: :func:`model_sizes`. ``snapshot_at``: whole-run times (setup included) at
     which the held-out perplexity of ``valid_tokens`` is taken; the time it takes is
     left out of the clock.
     """
@@ -130,7 +129,7 @@ def reference_fit(train_texts, *, seed, budget=None, epochs=None, snapshot_at=()
     windows = make_windows([t[:35] for t in train_tokens if t], vocabulary, 35, False)
     batches = [np.arange(i, min(i + 64, len(windows))) for i in range(0, len(windows), 64)]
     torch.manual_seed(seed)
-    model = ReferenceBiLM(len(vocabulary))
+    model = ReferenceBiLM(len(vocabulary), **sizes)
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
     model.train()
     setup = time.perf_counter() - begin
@@ -179,6 +178,12 @@ def reference_perplexity(model, vocabulary, valid_tokens):
     return ppl
 
 
+def model_sizes(args) -> dict:
+    """The model size both engines train, from ``--embedding-dim`` / ``--hidden-dim``:
+    ``BiLM``'s keyword arguments (and :class:`ReferenceBiLM`'s)."""
+    return {"embedding_dim": args.embedding_dim, "hidden_dim": args.hidden_dim}
+
+
 def ag_news_split(data_home, seed):
     """The AG News partition's texts as (training 95%, held-out 5%), drawn by ``seed``."""
     texts = load_ag_news(data_home, subset="test").data
@@ -202,12 +207,12 @@ def costs_since(before):
     return {key: after[key] - before[key] for key in after}
 
 
-def engine_loop(train_texts, *, seconds, seed, precision="auto"):
+def engine_loop(train_texts, *, sizes, seconds, seed, precision="auto"):
     """``BiLM``'s defaults trained for ``seconds`` (setup not counted, validation off):
     its training targets per second, with the system time and page faults of the
     whole fit."""
     costs = process_costs()
-    bilm = BiLM(embedding_dim=DIM, hidden_dim=HIDDEN, max_epochs=1000, patience=None,
+    bilm = BiLM(**sizes, max_epochs=1000, patience=None,
                 validation_fraction=0.0, max_time=seconds, random_state=seed,
                 precision=precision).fit(train_texts)
     targets = sum(h["tokens_per_second"] * h["seconds"] for h in bilm.history_)
@@ -215,13 +220,12 @@ def engine_loop(train_texts, *, seconds, seed, precision="auto"):
             "targets": targets, **costs_since(costs)}
 
 
-def whole_fit(train_texts, valid_texts, seed, epochs, precision="auto"):
+def whole_fit(train_texts, valid_texts, sizes, seed, epochs, precision="auto"):
     """``BiLM(...).fit(texts)`` timed as a user waits for it, with the CPU time the
     kernel spent for it (system time) and its page faults: on hosts where fresh memory
     is expensive these are what slows a fit down."""
     begin, costs = time.perf_counter(), process_costs()
-    bilm = BiLM(embedding_dim=DIM, hidden_dim=HIDDEN, max_epochs=epochs, random_state=seed,
-                precision=precision)
+    bilm = BiLM(**sizes, max_epochs=epochs, random_state=seed, precision=precision)
     bilm.fit(train_texts)
     seconds = time.perf_counter() - begin
     costs = costs_since(costs)
@@ -282,7 +286,7 @@ PHASES = {  # phase of a fit -> (file suffix, function) whose cumulative time it
 }
 
 
-def profile_fit(train_texts, seed, epochs):
+def profile_fit(train_texts, sizes, seed, epochs):
     """Where the seconds of one whole fit go: {phase: seconds}, from cProfile. It runs
     in this process before any other fit, so it pays what a process's first fit pays.
 
@@ -295,7 +299,7 @@ def profile_fit(train_texts, seed, epochs):
     profiler = cProfile.Profile()
     begin = time.perf_counter()
     profiler.enable()
-    bilm = BiLM(embedding_dim=DIM, hidden_dim=HIDDEN, max_epochs=epochs, random_state=seed)
+    bilm = BiLM(**sizes, max_epochs=epochs, random_state=seed)
     bilm.fit(train_texts)
     profiler.disable()
     total = time.perf_counter() - begin
@@ -312,13 +316,14 @@ def profile_fit(train_texts, seed, epochs):
 
 def budget_comparison(args, train_texts, valid_texts):
     """The inner loops for the same training time: (markdown, results)."""
-    valid_tokens = TOKENIZE(valid_texts)
-    reference, vocabulary, ref_stats = reference_fit(train_texts, seed=args.seed, budget=args.budget)
+    sizes, valid_tokens = model_sizes(args), TOKENIZE(valid_texts)
+    reference, vocabulary, ref_stats = reference_fit(train_texts, sizes=sizes, seed=args.seed,
+                                                     budget=args.budget)
     ref_ppl = reference_perplexity(reference, vocabulary, valid_tokens)
     ref_tps = ref_stats["targets"] / ref_stats["training_seconds"]
     print(f"reference: {ref_tps:,.0f} targets/s, ppl {ref_ppl:.1f}", flush=True)
 
-    bilm = BiLM(embedding_dim=DIM, hidden_dim=HIDDEN, max_epochs=1000, patience=None,
+    bilm = BiLM(**sizes, max_epochs=1000, patience=None,
                 validation_fraction=0.0, max_time=args.budget, random_state=args.seed)
     bilm.fit(train_texts)
     assert bilm.vocabulary_.tokens == vocabulary.tokens
@@ -329,8 +334,9 @@ def budget_comparison(args, train_texts, valid_texts):
 
     rounds = []
     for round_ in range(args.rounds):
-        _, _, stats = reference_fit(train_texts, seed=args.seed + round_, budget=args.round_seconds)
-        short_tps = engine_loop(train_texts, seconds=args.round_seconds,
+        _, _, stats = reference_fit(train_texts, sizes=sizes, seed=args.seed + round_,
+                                    budget=args.round_seconds)
+        short_tps = engine_loop(train_texts, sizes=sizes, seconds=args.round_seconds,
                                 seed=args.seed + round_)["targets_per_second"]
         round_ref = stats["targets"] / stats["training_seconds"]
         rounds.append({"reference": round_ref, "elmofeat": short_tps, "ratio": short_tps / round_ref})
@@ -376,7 +382,7 @@ def whole_fit_comparison(args, train_texts, valid_texts):
     ours = {fit: fresh_process_fits(args, *fit) for fit in fits}
     for (precision, epochs), stats in ours.items():
         print(f"elmofeat whole fit, {epochs} epochs, precision {precision}: {stats}", flush=True)
-    profile = profile_fit(train_texts, args.seed, min(args.whole_epochs))
+    profile = profile_fit(train_texts, model_sizes(args), args.seed, min(args.whole_epochs))
     print(f"profile: {profile}", flush=True)
     # One reference run to the most epochs, its perplexity taken when it has run as long
     # as each of our fits took: the perplexity "after the same wall time".
@@ -409,7 +415,7 @@ def whole_fit_comparison(args, train_texts, valid_texts):
                     for phase, seconds in profile["phases"].items()]
     markdown = (
         "#### Whole fits, as a user waits for them\n\n"
-        f"`BiLM(embedding_dim={DIM}, hidden_dim={HIDDEN}, max_epochs=E, random_state={args.seed})"
+        f"`BiLM(embedding_dim={args.embedding_dim}, hidden_dim={args.hidden_dim}, max_epochs=E, random_state={args.seed})"
         ".fit(texts)` timed from call to return (tokenizing, vocabulary, the SVD start, "
         "its 5% validation split and every validation included), against the reference "
         "run timed from raw strings to the end of epoch E (its setup included, no "
@@ -458,28 +464,29 @@ def main():
     parser.add_argument("--embedding-dim", type=int, default=256,
                         help="token width (cells above it are projected back to it)")
     args = parser.parse_args()
-    global DIM, HIDDEN
-    DIM, HIDDEN = args.embedding_dim, args.hidden_dim
+    sizes = model_sizes(args)
+    dim, hidden = args.embedding_dim, args.hidden_dim
 
     train_texts, valid_texts = ag_news_split(args.data_home, args.seed)
     if args.child_reference:
         epochs, *snapshots = args.child_reference
-        _, _, stats = reference_fit(train_texts, seed=args.seed, epochs=int(epochs),
+        _, _, stats = reference_fit(train_texts, sizes=sizes, seed=args.seed, epochs=int(epochs),
                                     snapshot_at=[float(t) for t in snapshots],
                                     valid_tokens=TOKENIZE(valid_texts))
         print(json.dumps(stats))
         return
     if args.child_fit:
         precision, epochs = args.child_fit[0], int(args.child_fit[1])
-        print(json.dumps(whole_fit(train_texts, valid_texts, args.seed, epochs, precision)))
+        print(json.dumps(whole_fit(train_texts, valid_texts, sizes, args.seed, epochs,
+                                   precision)))
         return
 
     markdown = (
         "### biLM pretraining: elmofeat engine vs the reference loop\n\n"
         f"AG News 7,600-row partition, {len(train_texts):,} training / {len(valid_texts)} "
         "held-out documents, vocabulary = words seen twice + 4 specials, "
-        + (f"embedding = hidden = {DIM}" if HIDDEN == DIM else
-           f"embedding {DIM}, {HIDDEN} LSTM cells projected back to {DIM} (both engines)")
+        + (f"embedding = hidden = {dim}" if hidden == dim else
+           f"embedding {dim}, {hidden} LSTM cells projected back to {dim} (both engines)")
         + f", 2 LSTM layers per direction, {torch.get_num_threads()} threads. "
         "Perplexities are exact, both directions, on the held-out documents.\n\n"
     )
@@ -490,11 +497,12 @@ def main():
     if args.budget > 0:
         part, results["loop"] = budget_comparison(args, train_texts, valid_texts)
         markdown += part
-    name = "bilm_pretrain_speed" + ("" if (DIM, HIDDEN) == (256, 256) else f"_h{HIDDEN}_e{DIM}")
-    results["sizes"] = {"embedding_dim": DIM, "hidden_dim": HIDDEN}
-    sizes = "" if (DIM, HIDDEN) == (256, 256) else f" --hidden-dim {HIDDEN} --embedding-dim {DIM}"
+    default = (dim, hidden) == (256, 256)
+    name = "bilm_pretrain_speed" + ("" if default else f"_h{hidden}_e{dim}")
+    results["sizes"] = sizes
+    flags = "" if default else f" --hidden-dim {hidden} --embedding-dim {dim}"
     write_results(name, results, markdown,
-                  command=f"python benchmarks/bilm_pretrain_speed.py{sizes}")
+                  command=f"python benchmarks/bilm_pretrain_speed.py{flags}")
 
 
 if __name__ == "__main__":

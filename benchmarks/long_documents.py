@@ -32,8 +32,13 @@ made on every task at once:
   dense block's): 2,000 codes (1,000, 4,000; 2,000 on the unreduced 768 columns, on 64
   components; 2,000 and 4,000 learned on a sample of 400,000 tokens; 4,000 on 64
   components and 400,000 tokens; ``-p3``: 3 passes of the k-means instead of 10;
-  ``-s1``, ``-s2``: the default bag with seeds 1 and 2 instead of 0, the spread of the
-  codebook's draw). A
+  ``-s1``, ``-s2``: the bag with seeds 1 and 2 instead of 0, the spread of the
+  codebook's draw). These rows take the layers as they come, as the bag did before
+  its layer weights; ``mean+bag-lw`` (``-lw-s1``, ``-lw-s2``: seeds 1 and 2) is the
+  default bag since: each layer divided by its spread on the training documents before
+  the codebook (scored when the weighted rows' length was a BLAS product; it is a sum
+  per row since, so that a token's code never depends on its place in a block: the
+  same method, whose rounding may draw another codebook). A
   stored row keeps the scores of the library's bag when it was scored: ``-k1000``,
   ``-k4000``, ``-768``, ``-400k``, ``-k4000-400k`` and ``-c64`` were scored with the
   bag's first fit (scikit-learn's k-means++ start, a randomized PCA);
@@ -366,14 +371,16 @@ class LibraryBag:
     the vectorizer learns it (:mod:`elmofeat.elmo.bag`: a seeded sample of whole training
     documents of at most ``bag.SAMPLE_TOKENS`` tokens, a PCA to ``n_components``, the
     codebook, IDF on the sample, rows as long as the dense block's RMS length times
-    ``weight``), on the stored representations."""
+    ``weight``), on the stored representations. ``layer_weights``: each layer divided by
+    its spread over the training documents before the codebook, as the vectorizer does
+    since the weights (False: the layers as they come, the bag before them)."""
 
     def __init__(self, store: Store, n_codes: int = CODEBOOK, weight: float = 1.0,
                  n_components: int = bag.N_COMPONENTS, sample_tokens: int = bag.SAMPLE_TOKENS,
-                 seed: int = 0, passes: int = bag.KMEANS_PASSES):
+                 seed: int = 0, passes: int = bag.KMEANS_PASSES, layer_weights: bool = False):
         self.store, self.n_codes, self.weight = store, n_codes, weight
         self.n_components, self.sample_tokens, self.seed = n_components, sample_tokens, seed
-        self.passes = passes
+        self.passes, self.layer_weights = passes, layer_weights
 
     def _layers(self, docs, cut=None):
         """(layers (n_tokens, 3, dim), offsets) of ``docs``; ``cut``: (document, tokens
@@ -398,8 +405,12 @@ class LibraryBag:
         chosen, last, kept = bag.sample_documents(lengths.__getitem__, len(lengths),
                                                   self.sample_tokens, self.seed)
         layers, offsets = self._layers(docs[chosen], (docs[last], kept) if last >= 0 else None)
+        # Pooled's scale_: one over 3 x each layer's spread on the training documents,
+        # the vectorizer's weights (which it measures on at most 2,048 of them) up to a
+        # factor, which the unit length removes
         self.bag_ = bag.fit_bag(layers, offsets, self.n_codes, self.seed, self.n_components,
-                                self.passes)
+                                self.passes,
+                                self.dense_.scale_ if self.layer_weights else None)
         self.bag_.scale = self.weight * bag.block_scale(dense[chosen])
         return np.hstack([dense, self._bag(docs)])
 
@@ -452,6 +463,9 @@ def candidates(store: Store, dim: int) -> dict:
         "mean+bag-p3": lambda: LibraryBag(store, passes=3),
         "mean+bag-s1": lambda: LibraryBag(store, seed=1),
         "mean+bag-s2": lambda: LibraryBag(store, seed=2),
+        "mean+bag-lw": lambda: LibraryBag(store, layer_weights=True),
+        "mean+bag-lw-s1": lambda: LibraryBag(store, layer_weights=True, seed=1),
+        "mean+bag-lw-s2": lambda: LibraryBag(store, layer_weights=True, seed=2),
         "mean+bag-k4000-400k-c64": lambda: LibraryBag(store, n_codes=4000,
                                                       sample_tokens=400_000, n_components=64),
         "hybrid-mean": lambda: hybrid(Pooled(store)),
@@ -463,8 +477,10 @@ def candidates(store: Store, dim: int) -> dict:
 
 
 CANDIDATES = tuple(candidates(None, 1))
-#: The default bag's rows, one per seed of its sample and k-means.
-SEEDED_DEFAULT = ("mean+bag", "mean+bag-s1", "mean+bag-s2")
+#: The bag's rows, one per seed of its sample and k-means: before the layer weights, and
+#: with them (the default).
+SEEDED = {"mean+bag": ("mean+bag", "mean+bag-s1", "mean+bag-s2"),
+          "mean+bag-lw": ("mean+bag-lw", "mean+bag-lw-s1", "mean+bag-lw-s2")}
 
 
 # ------------------------------------------------------------------------------ stages
@@ -543,22 +559,28 @@ def write(rows: dict, splits: dict, environment: dict | None = None) -> None:
         paired = [[f"{n} minus mean", *(paired_cell(r, rows["mean"], t) for t in TASKS)]
                   for n, r in rows.items() if n != "mean"]
         markdown += ("\nEach candidate minus `mean` (the pooled features alone, "
-                     "`bag_size=None`; `mean+bag` is the default) on the same "
+                     "`bag_size=None`; `mean+bag-lw` is the default) on the same "
                      "splits, paired (points; mean ± std over folds where there are folds). "
                      "A mean inside its spread is not a win.\n\n"
                      + markdown_table(["rows", *TASKS], paired) + "\n")
-    seeds = [n for n in SEEDED_DEFAULT if n in rows]
-    if "mean" in rows and len(seeds) > 1:
+    seeded = []
+    for name, group in SEEDED.items():
+        seeds = [n for n in group if n in rows]
+        if "mean" not in rows or len(seeds) < 2:
+            continue
         cells = []
         for t in TASKS:
             gains = [100 * (np.mean(rows[n]["scores"][t]["splits"])
                             - np.mean(rows["mean"]["scores"][t]["splits"])) for n in seeds]
             cells.append(f"{np.mean(gains):+.2f} ({min(gains):+.2f} to {max(gains):+.2f})")
-        markdown += (f"\nThe default bag learned with {len(seeds)} seeds ({', '.join(seeds)}): "
-                     "its gain over `mean` in points, the mean over the seeds and, in "
-                     "brackets, the lowest and the highest (the spread of the codebook's "
-                     "draw).\n\n" + markdown_table(["rows", *TASKS], [["mean+bag, seeds", *cells]])
-                     + "\n")
+        seeded.append([f"{name} ({len(seeds)} seeds: {', '.join(seeds)})", *cells])
+    if seeded:
+        markdown += ("\nThe bag learned with several seeds: its gain over `mean` in "
+                     "points, the mean over the seeds and, in brackets, the lowest and the "
+                     "highest (the spread of the codebook's draw). `mean+bag`: the layers as "
+                     "they come (the default before the layer weights); `mean+bag-lw`: each "
+                     "layer divided by its spread (the default).\n\n"
+                     + markdown_table(["rows", *TASKS], seeded) + "\n")
     write_results("long_documents", {"rows": rows}, markdown, environment=environment)
 
 

@@ -50,8 +50,13 @@ SECTIONS = [
      "en-base's token representations pooled several ways (IDF and SIF weights, single "
      "layers, power means, contextual bags of k-means codes, TF-IDF beside them) and "
      "scored under the suite's protocol on its four tasks and 20 Newsgroups (issue 53); "
-     "the `mean+bag` rows are the library's bag (`mean+bag`: the default `ElmoVectorizer()`). What to use "
+     "the `mean+bag` rows are the library's bag (`mean+bag-lw`: the default `ElmoVectorizer()`; "
+     "`mean+bag`: the same before its layer weights). What to use "
      "for which length: [choosing features](choosing_features.md#short-texts-paragraphs-long-posts)."),
+    ("bag_own_bilm", "The contextual bag on a biLM pretrained on the task's own texts",
+     "`ElmoVectorizer(bilm, bag_size=...)` with a `BiLM()` fitted on each split's training "
+     "texts (what the suite's reference rows use), with and without the bag, and with "
+     "the bag as it was before its layer weights."),
     ("long_transform", "Long documents: transform time and memory",
      "`ElmoVectorizer.transform` of 3,000 documents of 300 words (target: 60 s) and of "
      "one document of up to 300,000 words (peak memory must not follow its length), "
