@@ -88,8 +88,12 @@ class MethodSpec:
 
 METHODS: Registry[MethodSpec] = Registry("method", MethodSpec, key="key")
 
-#: The C values a row's LogisticRegression chooses from (``MethodSpec.C=None``).
-PENALTIES = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0)
+#: The C values a row's LogisticRegression chooses from (``MethodSpec.C=None``): four
+#: and a half decades, so that no row's choice stops at an end of the grid. The ELMo
+#: rows with the contextual bag chose 0.01, then the bottom, on most splits of the short
+#: tasks (benchmarks/results/bag_own_bilm.md), and the TF-IDF + ELMo hybrids 10 or 30,
+#: then the top: their features' rows are tens of units long, TF-IDF's one.
+PENALTIES = (0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0)
 #: How the report describes the classifier of a run that searched C.
 CLASSIFIER = ("LogisticRegressionCV(Cs=[" + ", ".join(f"{c:g}" for c in PENALTIES)
               + "], max_iter=3000): C chosen per split by stratified 3-fold cross-validation "
