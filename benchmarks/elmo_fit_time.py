@@ -9,7 +9,7 @@ Two workloads, each in a fresh process with 2 CPU threads and ``verbose=True``:
   of R8's and AG News's documents in order, cut every 300 words. Target: 60 s.
 
 Each workload runs with the library's defaults (``ElmoVectorizer()``: the shipped
-general model, frozen mix, nothing pretrained) and, with ``--scratch``, with the
+general model, concatenated mix, nothing pretrained) and, with ``--scratch``, with the
 from-scratch biLM of the reference experiment (``ElmoVectorizer(BiLM())``: pretrained on
 the texts themselves), whose own time estimate (what ``verbose=True`` said) is kept,
 and, with ``--bag-size N``, with another contextual bag (``ElmoVectorizer(bag_size=N)``;
