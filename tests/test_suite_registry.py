@@ -175,3 +175,69 @@ def test_the_readme_command_may_write_the_committed_report():
     refuse_other_report(report, BenchmarkSettings())  # does not raise
     with pytest.raises(FileExistsError, match="datasets"):
         refuse_other_report(report, BenchmarkSettings(datasets=(*TASKS.names(),)))
+
+
+@pytest.fixture
+def two_toy_tasks(toys):
+    from dataclasses import replace
+
+    register_task(replace(toy_suite.TASK, key="toy-more", title="More toy topics"))
+    register_method(replace(toy_suite.METHOD, key="toy-some", label="Counts on some tasks",
+                            default=True, default_tasks=("toy-topics",)))
+    yield
+    METHODS.unregister("toy-some")
+    TASKS.unregister("toy-more")
+
+
+def test_a_default_run_gives_a_method_only_the_tasks_it_declares(two_toy_tasks):
+    both = ("toy-topics", "toy-more")
+    default = BenchmarkSettings(datasets=both)
+    assert default.only_on == {"toy-some": ("toy-topics",)}
+    assert "toy-some" in default.methods_for("toy-topics")
+    assert "toy-some" not in default.methods_for("toy-more")
+    assert BenchmarkSettings.from_dict(default.to_dict()) == default
+    # named on the command line, it runs everywhere; on none of the run's tasks, nowhere
+    assert BenchmarkSettings(datasets=both, methods=("toy-some",)).only_on == {}
+    alone = BenchmarkSettings(datasets=("toy-more",))
+    assert "toy-some" not in alone.methods and alone.only_on == {}
+    assert BenchmarkSettings(datasets=("toy-topics",)).only_on == {}  # all the run's tasks
+    with pytest.raises(ValueError, match="unknown tasks"):
+        BenchmarkSettings(datasets=both, methods=("tfidf",), only_on={"tfidf": ("toy",)})
+    with pytest.raises(ValueError, match="does not have"):
+        BenchmarkSettings(datasets=both, methods=("tfidf",), only_on={"svd": ("toy-more",)})
+
+
+def test_a_row_run_on_some_tasks_is_reported_on_those_only(two_toy_tasks, tmp_path):
+    from elmofeat.suite import run_benchmark, write_report
+    from elmofeat.suite.run import merge_results
+
+    sizes = {"toy-topics_documents": 120, "toy-more_documents": 120}
+    settings = BenchmarkSettings(datasets=("toy-topics", "toy-more"),
+                                 methods=("tfidf", "toy-counts"), folds=2, sizes=sizes,
+                                 only_on={"toy-counts": ("toy-more",)})
+    results = run_benchmark(settings, progress=False, log=lambda line: None)
+    for key, has in (("toy-topics", False), ("toy-more", True)):
+        for split in results["datasets"][key]["splits"]:
+            assert ("toy-counts" in split["methods"]) is has and "tfidf" in split["methods"]
+    paths = write_report(results, tmp_path / "report")
+    report = paths["report.md"].read_text()
+    assert "Binary counts + LR: on More toy topics only" in report
+    row = next(line for line in report.splitlines() if line.startswith("| Binary counts + LR |"))
+    assert row.split(" | ")[1] == "—" and row.split(" | ")[2][0].isdigit()  # Toy topics first
+    stored = json.loads(paths["results.json"].read_text())
+    assert set(stored["summary"]["toy-topics"]) == {"tfidf"}
+    assert stored["settings"]["only_on"] == {"toy-counts": ["toy-more"]}
+    assert paths["suite"].stat().st_size > 0 and paths["toy-topics_confusion"].stat().st_size > 0
+    # a joined run that gives the row every task: the report has it everywhere
+    everywhere = run_benchmark(BenchmarkSettings(
+        datasets=settings.datasets, methods=("toy-counts",), folds=2, sizes=sizes),
+        progress=False, log=lambda line: None)
+    merged = merge_results(results, everywhere)
+    assert "only_on" not in merged["settings"]
+    assert "— |" not in render_report(merged, tmp_path / "merged")
+
+
+def render_report(results, folder):
+    from elmofeat.suite import write_report
+
+    return write_report(results, folder, figures=False)["report.md"].read_text()

@@ -70,14 +70,16 @@ def _suite(results, summary, path):
                                 sharey=True, squeeze=False)
     positions = np.arange(len(methods))[::-1]
     for ax, key in zip(axes[0], keys):
-        means = np.array([summary[key][m]["accuracy"]["mean"] for m in methods])
-        stds = np.array([summary[key][m]["accuracy"]["std"] for m in methods])
-        colors = [_FAMILY_COLORS.get(METHODS[m].family, "black") for m in methods]
-        ax.barh(positions, means - means.min() + 0.02, left=means.min() - 0.02, color=colors,
-                alpha=0.35, height=0.7)
-        ax.errorbar(means, positions, xerr=stds, fmt="o", color="black", markersize=3,
+        here = [i for i, m in enumerate(methods) if m in summary[key]]  # rows the task has
+        means = np.array([summary[key][methods[i]]["accuracy"]["mean"] for i in here])
+        stds = np.array([summary[key][methods[i]]["accuracy"]["std"] for i in here])
+        colors = [_FAMILY_COLORS.get(METHODS[methods[i]].family, "black") for i in here]
+        ax.barh(positions[here], means - means.min() + 0.02, left=means.min() - 0.02,
+                color=colors, alpha=0.35, height=0.7)
+        ax.errorbar(means, positions[here], xerr=stds, fmt="o", color="black", markersize=3,
                     capsize=2, linewidth=0.8)
-        tfidf = [summary[key][m]["accuracy"]["mean"] for m in ("tfidf", "tfidf-c10") if m in methods]
+        tfidf = [summary[key][m]["accuracy"]["mean"] for m in ("tfidf", "tfidf-c10")
+                 if m in summary[key]]
         if tfidf:
             ax.axvline(max(tfidf), color="tab:gray", linestyle=":", linewidth=1)
         n = len(results["datasets"][key]["splits"])
@@ -166,7 +168,7 @@ def draw_figures(results: dict, summary: dict, output: Path) -> dict:
     drawn["suite"] = "suite_accuracy.png"
     for key, dataset in results["datasets"].items():
         name = f"{key}_confusion.png"
-        _confusion(dataset, summary[key], methods, output / name)
+        _confusion(dataset, summary[key], list(summary[key]), output / name)
         drawn[(key, "confusion")] = name
         learned = learned_weight_rows(methods, dataset)
         if learned:

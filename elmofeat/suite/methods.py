@@ -68,6 +68,9 @@ class MethodSpec:
         Command-line names that select it with others (``--methods elmo``).
     default : bool, default=True
         Whether a run without ``--methods`` has it.
+    default_tasks : tuple of str, default=None
+        The tasks on which a run without ``--methods`` has it (None: every task of the
+        run). A run that names it (``--methods``) runs it on every task.
     """
 
     key: str
@@ -84,6 +87,7 @@ class MethodSpec:
     mix_group: str | None = None
     groups: tuple = ()
     default: bool = True
+    default_tasks: tuple | None = None
 
 
 METHODS: Registry[MethodSpec] = Registry("method", MethodSpec, key="key")
@@ -274,16 +278,18 @@ _HYBRID_GRID = {"featureunion__transformer_weights": [{"elmo": w} for w in HYBRI
 
 
 def elmo_rows(prefix, label, which, family, *, glove=False, default=True, mix_group=True,
-              groups=None, costs=_MIX_COST) -> list[MethodSpec]:
+              groups=None, costs=_MIX_COST, default_tasks=None) -> list[MethodSpec]:
     """One row per mix of the mixes' registry, on the split's ``which`` biLM: keys
     ``<prefix>-<mix>``, labels ``"<label>, <mix label> mix"``. ``default``: whether a
-    default run has them, or the mixes it has."""
+    default run has them, or the mixes it has; ``default_tasks``: ``{mix: tasks}``, the
+    tasks on which a default run has that mix's row (unlisted mixes: every task)."""
     return [MethodSpec(f"{prefix}-{mix}", f"{label}, {get_mix(mix).label} mix", family,
                        _elmo(mix, which), bilm=which, needs_glove=glove,
                        cost_per_token=costs.get(mix, 100e-6), mix=mix,
                        mix_group=prefix if mix_group else None,
                        groups=(prefix,) if groups is None else groups,
-                       default=default if isinstance(default, bool) else mix in default)
+                       default=default if isinstance(default, bool) else mix in default,
+                       default_tasks=(default_tasks or {}).get(mix))
             for mix in mix_names()]
 
 

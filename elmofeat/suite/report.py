@@ -20,12 +20,20 @@ def _write_text(path: Path, text: str) -> None:
         temporary.write_text(text, encoding="utf-8")
 
 
+def dataset_methods(results: dict, key: str) -> list[str]:
+    """The run's methods that every split of dataset ``key`` has, in the run's order (a
+    run may give a method some tasks only: ``BenchmarkSettings.only_on``)."""
+    splits = results["datasets"][key]["splits"]
+    return [m for m in results["settings"]["methods"]
+            if splits and all(m in s["methods"] for s in splits)]
+
+
 def summarize(results: dict) -> dict:
-    """Mean and std over splits of every score, per dataset and method."""
+    """Mean and std over splits of every score, per dataset and the methods it has."""
     summary = {}
     for key, dataset in results["datasets"].items():
         summary[key] = {}
-        for method in results["settings"]["methods"]:
+        for method in dataset_methods(results, key):
             rows = [split["methods"][method] for split in dataset["splits"]]
             summary[key][method] = {
                 name: {"mean": float(np.mean([r[name] for r in rows])),
@@ -94,11 +102,12 @@ def _suite_tables(results: dict, summary: dict) -> list[str]:
     titles = [results["datasets"][k]["title"] for k in keys]
     methods = results["settings"]["methods"]
     accuracy, seconds = [], []
-    for m in methods:
+    for m in methods:  # "—": a row the run does not give that task
         accuracy.append([METHODS[m].label, *[
-            _pm(summary[k][m]["accuracy"], len(results["datasets"][k]["splits"])) for k in keys]])
+            _pm(summary[k][m]["accuracy"], len(results["datasets"][k]["splits"]))
+            if m in summary[k] else "—" for k in keys]])
         seconds.append([METHODS[m].label, *[f"{summary[k][m]['seconds']['mean']:.1f}"
-                                            for k in keys]])
+                                            if m in summary[k] else "—" for k in keys]])
     bilm_rows = []
     for which, source in BILM_SOURCES.items():
         label = source.time_label
@@ -130,9 +139,12 @@ def _predict_seconds(results: dict, methods) -> list[list[str]]:
     rows = []
     for m in methods:
         values = [[s["methods"][m].get("predict_seconds") for s in d["splits"]]
+                  if m in d["splits"][0]["methods"] else None
                   for d in results["datasets"].values()]
-        if all(v is not None for split_values in values for v in split_values):
-            rows.append([METHODS[m].label, *(f"{np.mean(v):.1f}" for v in values)])
+        if all(v is not None for split_values in values if split_values is not None
+               for v in split_values):
+            rows.append([METHODS[m].label, *("—" if v is None else f"{np.mean(v):.1f}"
+                                             for v in values)])
     return rows
 
 
@@ -181,7 +193,6 @@ def paired_section(results: dict) -> list[str]:
 
 def render_markdown(results: dict, summary: dict, figures: dict) -> str:
     settings = results["settings"]
-    methods = settings["methods"]
     out = ["# elmofeat benchmark report", ""]
     if settings["quick"]:
         out += ["> **Quick smoke run.** Small slices of the data, 2 folds, a 64-wide biLM "
@@ -226,6 +237,12 @@ def render_markdown(results: dict, summary: dict, figures: dict) -> str:
         "(stratified 3-fold, training documents only) on the split's pretrained biLM. "
         f"Seed {settings['seed']}."
         + (f" Overrides for this run: {_overrides(settings)}." if _overrides(settings) else ""))
+    for method, tasks in settings.get("only_on", {}).items():
+        label = METHODS[method].label if method in METHODS else method
+        names = ", ".join(results["datasets"][k]["title"] for k in tasks
+                          if k in results["datasets"])
+        out.append(f"\n{label}: on {names} only (its row's cost; `--methods {method}` "
+                   "runs it on every task).")
     for key, reason in results.get("skipped_methods", {}).items():
         label = METHODS[key].label if key in METHODS else key
         out.append(f"\nNot run: {label}: {reason}.")
@@ -239,7 +256,7 @@ def render_markdown(results: dict, summary: dict, figures: dict) -> str:
         out += _targets_section(results, summary)
         out += paired_section(results)
     for key, dataset in results["datasets"].items():
-        out += _dataset_section(key, dataset, summary[key], methods, figures)
+        out += _dataset_section(key, dataset, summary[key], list(summary[key]), figures)
     return "\n".join(out) + "\n"
 
 

@@ -43,9 +43,10 @@ def _n_tokens(texts) -> int:
     return sum(len(text.split()) for text in texts)
 
 
-def _estimate(task: str, split, settings) -> float:
-    """Estimated seconds of one task on the reference machine (the first method that
-    uses a biLM also pays for running it over the split's documents)."""
+def _estimate(task: str, split, settings, dataset: str | None = None) -> float:
+    """Estimated seconds of one task on the reference machine (the first of
+    ``dataset``'s methods that uses a biLM also pays for running it over the split's
+    documents)."""
     train, test = _n_tokens(split.X_train), _n_tokens(split.X_test)
     if task.startswith("bilm-"):
         return BILM_SOURCES[task[len("bilm-"):]].seconds(settings, train)
@@ -57,7 +58,8 @@ def _estimate(task: str, split, settings) -> float:
     seconds = method.cost_per_token * (train + test) + 2
     if method.mix is not None and get_mix(method.mix).needs_labels:
         seconds *= width * settings.mix_params().get("mix_epochs", 10) / 5
-    first = next(m for m in settings.methods if METHODS[m].bilm == method.bilm)
+    methods = settings.methods if dataset is None else settings.methods_for(dataset)
+    first = next(m for m in methods if METHODS[m].bilm == method.bilm)
     if task == first:
         per_token = source.representation_seconds
         if per_token is None:
@@ -82,7 +84,7 @@ def estimate_against_measured(results: dict, settings, data_home=None) -> list[d
             steps += [(name, entry["seconds"]) for name, entry in measured["methods"].items()]
             for step, seconds in steps:
                 total = totals.setdefault(step, [0.0, 0.0])
-                total[0] += _estimate(step, split, settings)
+                total[0] += _estimate(step, split, settings, key)
                 total[1] += seconds
     return [{"step": step, "estimated_seconds": estimated, "measured_seconds": measured}
             for step, (estimated, measured) in totals.items()]
@@ -249,8 +251,9 @@ def run_benchmark(settings, data_home=None, progress=True, log=print, splits_dir
             for which in settings.bilms():
                 tasks.append((dataset.key, index, f"bilm-{which}",
                               _estimate(f"bilm-{which}", split, settings)))
-            for method in settings.methods:
-                tasks.append((dataset.key, index, method, _estimate(method, split, settings)))
+            for method in settings.methods_for(dataset.key):
+                tasks.append((dataset.key, index, method,
+                              _estimate(method, split, settings, dataset.key)))
     estimate = sum(t[-1] for t in tasks)
     log(f"elmofeat benchmark: {len(tasks)} steps over {', '.join(d.title for d in datasets)}; "
         f"estimated {estimate / 60:.0f} min on a 2-core machine (the bar corrects it as it goes)")
@@ -303,7 +306,7 @@ def run_benchmark(settings, data_home=None, progress=True, log=print, splits_dir
                     say(f"{where} biLM ({which}) {source.verb} in "
                         f"{entry['bilms'][which]['seconds']:.0f} s, validation perplexity "
                         f"{history[-1]['validation_perplexity']:.1f}")
-                for key in settings.methods:
+                for key in settings.methods_for(dataset.key):
                     entry["methods"][key] = _evaluate(key, context, split, len(dataset.class_names))
                     bar.update(planned[(dataset.key, index, key)])
                     row = entry["methods"][key]
@@ -333,7 +336,8 @@ def _runnable(settings):
     if not kept:
         raise ValueError("no method can run: " + "; ".join(
             f"{METHODS[k].label} {why}" for k, why in skipped.items()))
-    return replace(settings, methods=kept), skipped
+    only_on = {m: tasks for m, tasks in settings.only_on.items() if m in kept}
+    return replace(settings, methods=kept, only_on=only_on), skipped
 
 
 def _evaluate(key, context, split, n_classes) -> dict:
@@ -376,7 +380,7 @@ def merge_results(base: dict, added: dict) -> dict:
         raise ValueError("cannot join runs whose classifiers differ: "
                          f"{base.get('classifier') or 'C=1 (fixed)'} against "
                          f"{added.get('classifier') or 'C=1 (fixed)'}; run every method again")
-    ignore = ("methods",)
+    ignore = ("methods", "only_on")
     as_json = lambda settings: json.loads(json.dumps(settings))  # noqa: E731 (tuples -> lists)
     mine = {k: v for k, v in as_json(base["settings"]).items() if k not in ignore}
     theirs = {k: v for k, v in as_json(added["settings"]).items() if k not in ignore}
@@ -396,6 +400,14 @@ def merge_results(base: dict, added: dict) -> dict:
             target.setdefault("bilms", {}).update(source.get("bilms", {}))
     methods = [*base["settings"]["methods"], *added["settings"]["methods"]]
     merged["settings"]["methods"] = list(resolve_methods(methods))
+    # the tasks each row now has, from the joined splits
+    has = {m: [k for k, d in merged["datasets"].items()
+               if all(m in s["methods"] for s in d["splits"])]
+           for m in merged["settings"]["methods"]}
+    only_on = {m: tasks for m, tasks in has.items() if len(tasks) < len(merged["datasets"])}
+    merged["settings"].pop("only_on", None)  # absent where empty, as to_dict writes it
+    if only_on:
+        merged["settings"]["only_on"] = only_on
     skipped = {**base.get("skipped_methods", {}), **added.get("skipped_methods", {})}
     if skipped or "skipped_methods" in base:
         merged["skipped_methods"] = {k: why for k, why in skipped.items()

@@ -37,7 +37,11 @@ class BenchmarkSettings:
         is in the suite by default, ``TaskSpec.default``).
     methods : tuple of str, default=None
         Methods or groups of :data:`~elmofeat.suite.methods.METHODS` (None: the default
-        ones).
+        ones, each on the tasks its ``MethodSpec.default_tasks`` names).
+    only_on : dict, default=None
+        ``{method: tasks}``: methods run on some of the run's tasks only (see
+        :meth:`methods_for`); a method not listed runs on every task. None: from the
+        methods' ``default_tasks`` where ``methods`` is None, else empty.
     sizes : dict, default=None
         Documents used per task, by the size settings its protocol declares
         (``<task>_documents`` for cross-validated tasks, ``<task>_train_documents`` and
@@ -55,10 +59,16 @@ class BenchmarkSettings:
     >>> BenchmarkSettings(datasets=("ag_news",), sizes={"ag_news_documents": 100}).size(
     ...     "ag_news_documents")
     100
+    >>> default = BenchmarkSettings(datasets=("ag_news", "cr"))
+    >>> default.only_on
+    {'elmo-mlp': ('ag_news',)}
+    >>> "elmo-mlp" in default.methods_for("ag_news"), "elmo-mlp" in default.methods_for("cr")
+    (True, False)
     """
 
     datasets: tuple | None = None
     methods: tuple | None = None
+    only_on: dict | None = None
     seed: int = 0
     quick: bool = False
     # Folds of every cross-validated task (None: each task's own).
@@ -80,7 +90,27 @@ class BenchmarkSettings:
             raise ValueError(f"datasets must be among {', '.join(TASKS)}, got {list(datasets)}")
         object.__setattr__(self, "datasets", tuple(d for d in TASKS if d in datasets))
         methods = default_methods() if self.methods is None else self.methods
-        object.__setattr__(self, "methods", resolve_methods(methods))
+        only_on = self.only_on
+        if only_on is None:
+            only_on = {} if self.methods is not None else {
+                m: METHODS[m].default_tasks for m in methods
+                if METHODS[m].default_tasks is not None}
+        methods = resolve_methods(methods)
+        unknown = sorted(set(only_on) - set(methods))
+        if unknown:
+            raise ValueError(f"only_on names methods the run does not have: {unknown}")
+        unknown = sorted({t for tasks in only_on.values() for t in tasks} - set(TASKS))
+        if unknown:
+            raise ValueError(f"only_on names unknown tasks {unknown}; the tasks are "
+                             f"{', '.join(TASKS)}")
+        # Restricted to the run's tasks: a method on none of them is left out, one on
+        # all of them needs no entry.
+        only_on = {m: tuple(d for d in self.datasets if d in tasks)
+                   for m, tasks in only_on.items()}
+        methods = tuple(m for m in methods if only_on.get(m, True))
+        object.__setattr__(self, "methods", methods)
+        object.__setattr__(self, "only_on", {m: t for m, t in only_on.items()
+                                             if len(t) < len(self.datasets) and m in methods})
         if not self.methods:
             raise ValueError("no method selected")
         known = _size_settings(TASKS.names())
@@ -110,6 +140,11 @@ class BenchmarkSettings:
         base = cls(quick=True, folds=2, sizes=sizes, bilm_dim=64, bilm_epochs=2, mix_epochs=3,
                    mix_cv=2, skipgram_epochs=5)
         return replace(base, **changes)
+
+    def methods_for(self, dataset: str) -> tuple[str, ...]:
+        """The methods the run gives ``dataset``, in order (:attr:`only_on` leaves some
+        out)."""
+        return tuple(m for m in self.methods if dataset in self.only_on.get(m, (dataset,)))
 
     def size(self, name: str) -> int | None:
         """A size setting (None: all documents); unset, the task's own."""
@@ -149,6 +184,9 @@ class BenchmarkSettings:
         by name, in the tasks' order: as the run uses it (None: all documents) for its
         tasks, as set (None where unset) for the others."""
         return {"datasets": list(self.datasets), "methods": list(self.methods),
+                # absent where empty: the results of runs before it read the same
+                **({"only_on": {m: list(tasks) for m, tasks in self.only_on.items()}}
+                   if self.only_on else {}),
                 "seed": self.seed, "quick": self.quick, "folds": self.folds,
                 **{name: self.size(name) if key in self.datasets else self.sizes.get(name)
                    for key in TASKS.names()
