@@ -15,7 +15,10 @@ on the 2-core CPU machine):
   the GPU saves, loads on the CPU and gives the same features there (within bf16's
   precision); a trainable mix fits from labels on the GPU; two fits with one seed;
 * the shipped default model (``ElmoVectorizer()``'s en-base) on the GPU: its features
-  against the CPU's for the same texts, ``transform`` documents/s, and an adaptation
+  against the CPU's for the same texts; the CPU-fitted vectorizer transforming on the GPU
+  (its pooled features, and how many documents keep the CPU's contextual bag: codes are
+  assigned on the CPU to the device's token vectors); ``transform`` documents/s with
+  and without the bag, and an adaptation
   (``adapt_epochs=1``) to the 7,600 texts: seconds, and whether two with one seed agree;
 * torchrun: the same fit under ``torchrun --nproc-per-node 1 -m
   elmofeat.bilm.distributed`` (nccl), its weights compared with the in-process fit's.
@@ -90,7 +93,8 @@ def inference(bilm, texts, device):
     layers, _ = bilm.embed_flat(texts)
     synchronize(device)
     embed_seconds = time.perf_counter() - start
-    vectorizer = ElmoVectorizer(bilm, layer_mix="frozen", cache_dir=None,
+    # no contextual bag: as the CPU's figure (elmo_speed.py) was measured
+    vectorizer = ElmoVectorizer(bilm, layer_mix="frozen", bag_size=None, cache_dir=None,
                                 device=device).fit(texts[:50])
     start = time.perf_counter()
     vectorizer.transform(texts)
@@ -131,15 +135,23 @@ def shipped_model(texts, device, name="en-base") -> dict:
     """The shipped default model, read on the GPU and on the CPU, and adapted on the GPU."""
     out = {"model": name}
     sample = texts[:500]
-    on_cpu = ElmoVectorizer(name, cache_dir=None, device="cpu").fit(sample)
-    on_gpu = ElmoVectorizer(name, cache_dir=None, device=device).fit(sample)
+    # one seed: the contextual bag's codebook is drawn from it
+    on_cpu = ElmoVectorizer(name, cache_dir=None, device="cpu", random_state=0).fit(sample)
+    on_gpu = ElmoVectorizer(name, cache_dir=None, device=device, random_state=0).fit(sample)
     here, there = on_gpu.transform(sample), on_cpu.transform(sample)
     out["gpu_vs_cpu_max_abs_diff"] = float(np.abs(here - there).max())
     out["gpu_vs_cpu_relative_diff"] = float(np.abs(here - there).max() / np.abs(there).max())
+    out.update(bag_agreement(on_cpu, sample, there, device))
     start = time.perf_counter()
     on_gpu.transform(texts)
     synchronize(device)
     out["transform_documents_per_second"] = len(texts) / (time.perf_counter() - start)
+    # the contextual bag's codes are assigned on the CPU, whatever the device
+    pooled_only = ElmoVectorizer(name, bag_size=None, cache_dir=None, device=device).fit(sample)
+    start = time.perf_counter()
+    pooled_only.transform(texts)
+    synchronize(device)
+    out["transform_no_bag_documents_per_second"] = len(texts) / (time.perf_counter() - start)
     adapted = []
     for _ in range(2):
         start = time.perf_counter()
@@ -152,6 +164,24 @@ def shipped_model(texts, device, name="en-base") -> dict:
     out["adapt_same_seed_same_features"] = bool(np.array_equal(adapted[0][1], adapted[1][1]))
     out["adapted_vs_shipped_max_abs_diff"] = float(np.abs(adapted[0][1] - here).max())
     return out
+
+
+def bag_agreement(on_cpu, sample, there, device) -> dict:
+    """The CPU-fitted default vectorizer transforming ``sample`` with its biLM on
+    ``device``: the pooled block's largest difference from the CPU's features ``there``
+    (relative to its largest value), and the share of documents whose bag block (codes
+    assigned on the CPU to token vectors computed on the device) equals the CPU's: a
+    token near the boundary of two codes may take the other one."""
+    names = on_cpu.get_feature_names_out().astype(str)
+    bag = np.char.startswith(names, "elmo_bag")
+    moved = on_cpu.set_params(device=device).transform(sample)
+    on_cpu.set_params(device="cpu")
+    pooled = np.abs(moved[:, ~bag] - there[:, ~bag]).max() / np.abs(there[:, ~bag]).max()
+    same = (np.abs(moved[:, bag] - there[:, bag]) <= 1e-5 * np.abs(there[:, bag]).max())
+    changed = (~same).sum(axis=1)
+    return {"bag_size": int(bag.sum()), "moved_pooled_relative_diff": float(pooled),
+            "moved_bag_documents_identical": float(np.mean(changed == 0)),
+            "moved_bag_entries_changed_per_document": float(changed.mean())}
 
 
 def torchrun_fit(train, *, device, dim, reference_digest) -> dict:
@@ -282,7 +312,8 @@ def main():
               f"{cpu['transform_documents_per_second']:,.0f}"
               if "transform_documents_per_second" in cpu else ""]])
         + "\n\nThe CPU's figures: `bilm_inference_speed.py`'s batched bf16 embed and "
-        "`elmo_speed.py`'s transform (frozen mix, mean pooling, 3,000 documents).\n\n"
+        "`elmo_speed.py`'s transform (frozen mix, mean pooling, 3,000 documents); both "
+        "transforms without the contextual bag (`bag_size=None`).\n\n"
         "#### Checks on the GPU path\n\n"
         + markdown_table(["check", "result"], [
             ["a document's features alone vs in a batch of 64, largest difference",
@@ -307,8 +338,18 @@ def main():
              "difference (relative to the largest feature)",
              f"{shipped['gpu_vs_cpu_max_abs_diff']:.2e} "
              f"({shipped['gpu_vs_cpu_relative_diff']:.2e})"],
+            ["the same CPU-fitted vectorizer transforming the 500 texts on the GPU: "
+             "largest difference of the pooled features (relative to the largest)",
+             f"{shipped['moved_pooled_relative_diff']:.2e}"],
+            [f"the same: documents whose contextual bag ({shipped['bag_size']:,} codes, "
+             "assigned on the CPU to the GPU's token vectors) equals the CPU's; bag entries "
+             "changed per document",
+             f"{shipped['moved_bag_documents_identical']:.1%}; "
+             f"{shipped['moved_bag_entries_changed_per_document']:.2f}"],
             ["`transform` on the GPU, documents/s (7,600 texts)",
              f"{shipped['transform_documents_per_second']:,.0f}"],
+            ["`transform` on the GPU with `bag_size=None`, documents/s (7,600 texts)",
+             f"{shipped['transform_no_bag_documents_per_second']:,.0f}"],
             ["`adapt_epochs=1` on the 7,600 texts, seconds",
              f"{shipped['adapt_seconds']:.1f}"],
             ["adapted features finite; two adaptations with one seed give the same features",
