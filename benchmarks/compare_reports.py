@@ -14,7 +14,7 @@ import sys
 
 # Keys that hold timings or facts of the run, not results.
 IGNORED = {"wall_seconds", "started", "estimated_seconds", "command", "environment",
-           "added_runs"}
+           "added_runs", "machine"}
 
 
 def _timing(key: str) -> bool:

@@ -521,3 +521,57 @@ def test_centre_dense_passes_scikit_learns_estimator_checks():
     failed = [r["check_name"] for r in check_estimator(CentreDense(), on_fail=None)
               if r["status"] == "failed"]
     assert failed == []
+
+
+def test_any_machine_joins_the_splits_of_another_cpu_of_the_same_precision(
+        data_home, tmp_path, monkeypatch):
+    # A run longer than a machine's lease resumes on the next machine: with any_machine
+    # it keeps the splits of a CPU that trains in the same precision, never another
+    # precision's, and its report names which machine ran which split.
+    import elmofeat.suite.run as run
+
+    settings = BenchmarkSettings(datasets=("ag_news",), methods=("tfidf",), folds=2,
+                                 sizes={"ag_news_documents": 300})
+    quiet = dict(data_home=data_home, progress=False, log=lambda line: None)
+    real = run.numerics_fingerprint()
+    run_benchmark(settings, splits_dir=tmp_path, **quiet)
+    (tmp_path / "ag_news-2.json").unlink()
+    calls = []
+    evaluate = run._evaluate
+    monkeypatch.setattr(run, "_evaluate", lambda key, *a: calls.append(key) or evaluate(key, *a))
+    monkeypatch.setattr(run, "numerics_fingerprint", lambda: {**real, "cpu": "another CPU"})
+    joined = run_benchmark(settings, splits_dir=tmp_path, resume=True, any_machine=True, **quiet)
+    assert calls == ["tfidf"]  # the first machine's split is kept
+    assert [s["machine"]["cpu"] for s in joined["datasets"]["ag_news"]["splits"]] == [
+        real["cpu"], "another CPU"]
+    text = render_markdown(joined, summarize(joined), {})
+    assert "Its splits ran on 2 machines of one precision" in text
+    assert f"{real['cpu']}: AG News 1/2; another CPU: AG News 1/2." in text
+    # without any_machine, or on a machine of the other precision, nothing is kept
+    calls.clear()
+    with pytest.warns(UserWarning, match="measured on another machine"):
+        run_benchmark(settings, splits_dir=tmp_path, resume=True, **quiet)
+    assert calls == ["tfidf"]  # the other CPU's split, written by the run above, is kept
+    monkeypatch.setattr(run, "numerics_fingerprint", lambda: {
+        **real, "cpu": "a third CPU", "bf16_training": not real["bf16_training"]})
+    calls.clear()
+    with pytest.warns(UserWarning, match="measured on another machine"):
+        run_benchmark(settings, splits_dir=tmp_path, resume=True, any_machine=True, **quiet)
+    assert calls == ["tfidf", "tfidf"]
+    alone = run_benchmark(settings, **quiet)
+    assert "machines of one precision" not in render_markdown(alone, summarize(alone), {})
+
+
+def test_any_machine_needs_resume_and_add_to_ignores_the_rows_tasks(tmp_path, capsys):
+    from elmofeat.cli import main
+    from elmofeat.cli.benchmark import check_joinable
+
+    assert main(["benchmark", "--quick", "--any-machine", "--output", str(tmp_path)]) == 1
+    assert "--any-machine says which finished splits --resume keeps" in capsys.readouterr().err
+    report = BenchmarkSettings(datasets=("ag_news", "cr"), methods=("tfidf", "svd"),
+                               only_on={"svd": ("ag_news",)})
+    check_joinable(report.to_dict(), BenchmarkSettings(datasets=("ag_news", "cr"),
+                                                       methods=("glove",)))  # does not raise
+    with pytest.raises(ValueError, match="seed"):
+        check_joinable(report.to_dict(), BenchmarkSettings(datasets=("ag_news", "cr"),
+                                                           methods=("glove",), seed=1))

@@ -48,7 +48,12 @@ def add_arguments(parser) -> None:
                         "~/elmofeat_data); GloVe is read from <data-home>/glove/")
     parser.add_argument("--resume", action="store_true",
                         help="keep the splits that an earlier run with the same settings "
-                        "finished (each finished split is saved under <output>/splits/)")
+                        "finished on this machine (each finished split is saved under "
+                        "<output>/splits/)")
+    parser.add_argument("--any-machine", action="store_true",
+                        help="with --resume, also keep splits another machine finished in "
+                        "the same precision (bf16 training or not, same device kind): a run "
+                        "longer than one machine's lease; the report names each machine")
     parser.add_argument("--add-to", metavar="REPORT",
                         help="run only --methods and join them into the report folder REPORT "
                         "(its results.json must have the same settings and splits); the "
@@ -79,8 +84,9 @@ def check_joinable(saved: dict, settings) -> None:
     import json
 
     ours = json.loads(json.dumps(settings.to_dict()))
+    # the rows (methods, and the tasks some of them run on) are what a joined run adds
     changed = sorted(k for k in saved.keys() | ours.keys()
-                     if k != "methods" and saved.get(k) != ours.get(k))
+                     if k not in ("methods", "only_on") and saved.get(k) != ours.get(k))
     if changed:
         raise ValueError(f"--add-to: the report was run with other settings ({', '.join(changed)} "
                          "differ): give the options it was run with")
@@ -111,6 +117,9 @@ def run(args) -> int:
     from ..suite import run_benchmark, write_report
 
     settings = settings_from(args)
+    if args.any_machine and not args.resume:
+        raise ValueError("--any-machine says which finished splits --resume keeps: pass "
+                         "--resume too")
     if args.output is None:
         args.output = "elmofeat-report-quick" if args.quick else "elmofeat-report"
     output = Path(args.output)
@@ -140,7 +149,8 @@ def run(args) -> int:
         check_joinable(base["settings"], settings)
     splits = output / "splits" / ("added" if base is not None else "")
     results = run_benchmark(settings, data_home=args.data_home, progress=not args.no_progress,
-                             splits_dir=splits, resume=args.resume)
+                             splits_dir=splits, resume=args.resume,
+                             any_machine=args.any_machine)
     results["command"] = "elmofeat " + shlex.join(args.argv)
     if base is not None:
         results = merge_results(base, results)

@@ -218,6 +218,12 @@ def render_markdown(results: dict, summary: dict, figures: dict) -> str:
     if kept:
         out.append(f"{kept} of its splits were kept from an earlier run with the same "
                    "settings (`--resume`): its wall time covers the others.")
+    machines = split_machines(results)
+    if len(machines) > 1:
+        out.append(f"Its splits ran on {len(machines)} machines of one precision (`--resume "
+                   "--any-machine`: their numbers differ by floating-point rounding, and "
+                   "timings compare within one machine): " + "; ".join(
+                       f"{cpu}: {', '.join(where)}" for cpu, where in machines.items()) + ".")
     if added_runs or kept:
         minutes = default_run_seconds(results) / 60
         out.append(f"The rows of a default run (`elmofeat benchmark` without `--methods`) and "
@@ -258,6 +264,21 @@ def render_markdown(results: dict, summary: dict, figures: dict) -> str:
     for key, dataset in results["datasets"].items():
         out += _dataset_section(key, dataset, summary[key], list(summary[key]), figures)
     return "\n".join(out) + "\n"
+
+
+def split_machines(results: dict) -> dict[str, list[str]]:
+    """``{cpu: ["AG News 5/5", ...]}``: which machine ran how many splits of each task (a
+    split entry records its ``machine``; runs before it did: none)."""
+    found: dict[str, dict[str, int]] = {}
+    for dataset in results["datasets"].values():
+        for split in dataset["splits"]:
+            machine = split.get("machine")
+            if isinstance(machine, dict):
+                tasks = found.setdefault(str(machine.get("cpu")), {})
+                tasks[dataset["title"]] = tasks.get(dataset["title"], 0) + 1
+    counts = {d["title"]: len(d["splits"]) for d in results["datasets"].values()}
+    return {cpu: [f"{title} {n}/{counts[title]}" for title, n in tasks.items()]
+            for cpu, tasks in found.items()}
 
 
 def default_run_seconds(results: dict) -> float:

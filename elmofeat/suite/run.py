@@ -142,8 +142,9 @@ def _split_file(folder, dataset_key, index) -> Path | None:
     return None if folder is None else Path(folder) / f"{dataset_key}-{index + 1}.json"
 
 
-def _finished_split(path, settings, split) -> dict | None:
-    """A split's results kept by an earlier run with the same settings, or None."""
+def _finished_split(path, settings, split, any_machine=False) -> dict | None:
+    """A split's results kept by an earlier run with the same settings, or None; run on
+    this machine, or (``any_machine``) on any machine of the same precision."""
     if path is None or not path.is_file():
         return None
     try:
@@ -158,14 +159,22 @@ def _finished_split(path, settings, split) -> dict | None:
             and saved.get("elmofeat") == _environment()["elmofeat"]
             and saved["entry"]["train_size"] == len(split.X_train)
             and saved["entry"]["test_size"] == len(split.X_test))
-    if same and saved.get("machine") != numerics_fingerprint():
+    here, there = numerics_fingerprint(), saved.get("machine")
+    if same and there != here and not (any_machine and _same_precision(there, here)):
         # The same settings give other numbers on another CPU or precision (bf16
-        # training where native): a report joins splits of one machine only.
-        warnings.warn(f"{path} was measured on another machine ({saved.get('machine')}; "
-                      f"this one: {numerics_fingerprint()}); running the split again",
-                      UserWarning, stacklevel=3)
+        # training where native): a report joins splits of one machine only, unless
+        # asked to join machines of one precision (their numbers differ by rounding).
+        warnings.warn(f"{path} was measured on another machine ({there}; this one: "
+                      f"{here}); running the split again", UserWarning, stacklevel=3)
         return None
-    return saved["entry"] if same else None
+    return {**saved["entry"], "machine": there} if same else None
+
+
+def _same_precision(a, b) -> bool:
+    """Whether two machines (``numerics_fingerprint``) train in the same precision on the
+    same kind of device: their results differ by floating-point rounding alone."""
+    return (isinstance(a, dict) and isinstance(b, dict)
+            and all(a.get(k) == b.get(k) for k in ("bf16_training", "device")))
 
 
 def _is_split_file(saved) -> bool:
@@ -191,7 +200,7 @@ def _keep_split(path, settings, entry) -> None:
 
 
 def run_benchmark(settings, data_home=None, progress=True, log=print, splits_dir=None,
-                   resume=False) -> dict:
+                   resume=False, any_machine=False) -> dict:
     """Run every dataset, split and method of ``settings``; return the results dict.
 
     Parameters
@@ -209,7 +218,12 @@ def run_benchmark(settings, data_home=None, progress=True, log=print, splits_dir
         split), so that a long run that is stopped loses at most one split.
     resume : bool, default=False
         Take a split's results from ``splits_dir`` instead of running it again when an
-        earlier run with the same settings and elmofeat version finished it.
+        earlier run with the same settings and elmofeat version finished it on this
+        machine (``elmofeat.runtime.host.numerics_fingerprint``).
+    any_machine : bool, default=False
+        With ``resume``, keep the splits another machine finished too, where it trains
+        in the same precision on the same kind of device (a run longer than a machine's
+        lease): each split's entry records its ``machine`` and the report names them.
 
     Returns
     -------
@@ -277,7 +291,8 @@ def run_benchmark(settings, data_home=None, progress=True, log=print, splits_dir
             results["datasets"][dataset.key] = record
             for index, split in enumerate(dataset.splits):
                 kept = _split_file(splits_dir, dataset.key, index)
-                finished = _finished_split(kept, settings, split) if resume else None
+                finished = (_finished_split(kept, settings, split, any_machine) if resume
+                            else None)
                 if finished is not None:
                     record["splits"].append(finished)
                     # the wall time then covers only the splits this run computed
@@ -288,7 +303,8 @@ def run_benchmark(settings, data_home=None, progress=True, log=print, splits_dir
                     continue
                 seed = settings.seed + index
                 entry = {"name": split.name, "train_size": len(split.X_train),
-                         "test_size": len(split.X_test), "seed": seed, "methods": {}}
+                         "test_size": len(split.X_test), "seed": seed,
+                         "machine": numerics_fingerprint(), "methods": {}}
                 record["splits"].append(entry)
                 context = Context(seed=seed, settings=settings, glove=glove)
                 where = f"[{dataset.title} {split.name}]"

@@ -59,11 +59,10 @@ class BenchmarkSettings:
     >>> BenchmarkSettings(datasets=("ag_news",), sizes={"ag_news_documents": 100}).size(
     ...     "ag_news_documents")
     100
-    >>> default = BenchmarkSettings(datasets=("ag_news", "cr"))
-    >>> default.only_on
-    {'elmo-mlp': ('ag_news',)}
-    >>> "elmo-mlp" in default.methods_for("ag_news"), "elmo-mlp" in default.methods_for("cr")
-    (True, False)
+    >>> some = BenchmarkSettings(datasets=("ag_news", "cr"), methods=("tfidf", "svd"),
+    ...                          only_on={"svd": ("ag_news",)})
+    >>> some.methods_for("ag_news"), some.methods_for("cr")
+    (('tfidf', 'svd'), ('tfidf',))
     """
 
     datasets: tuple | None = None
