@@ -180,11 +180,32 @@ REPORT = ROOT / "docs" / "report"  # written by the README's main job: elmofeat 
 REPORT_COMMAND = "elmofeat benchmark --output docs/report"
 
 
+def task_list(results: dict) -> str:
+    """``"AG News, R8, CR and MPQA"``: the report's tasks by title."""
+    titles = [d["title"] for d in results["datasets"].values()]
+    return titles[0] if len(titles) == 1 else ", ".join(titles[:-1]) + " and " + titles[-1]
+
+
+def single_split_note(results: dict) -> str:
+    """``"R8 has one split"`` / ``"R8 and 20 Newsgroups have one split each"``: the tasks
+    of the report with a single split, where a paired difference has no spread."""
+    single = {k: d for k, d in results["datasets"].items() if len(d["splits"]) == 1}
+    if not single:
+        return "every task has several splits"
+    names = task_list({"datasets": single})
+    return f"{names} {'has one split' if len(single) == 1 else 'have one split each'}"
+
+
 def comparison_section() -> str:
     """The main job's report, its tables and figures, as a section of this page."""
+    import json
+
+    results = REPORT / "results.json"
+    tasks = (f"on {task_list(json.loads(results.read_text()))}" if results.is_file()
+             else "on the suite's tasks")
     head = ("## The suite (the main job's report)\n\n"
             "TF-IDF and GloVe anchors, SVD, skip-gram, ELMo (three mixes, with and without "
-            "GloVe) and the TF-IDF + ELMo hybrid on four tasks of different kinds, each "
+            f"GloVe) and the TF-IDF + ELMo hybrid {tasks}, each "
             "estimator with its defaults; it includes the AG News comparison of the reference "
             f"experiment. Command: `{REPORT_COMMAND}` (the README's first command); the full "
             "report, with per-class scores, is "
@@ -311,7 +332,8 @@ def paired_block(methods, lead: str) -> str:
     results = json.loads(path.read_text())
     gaps = paired_differences(results)
     keys = [k for k in results["datasets"] if k in gaps]
-    rows = [m for m in methods if all(m in gaps[k] for k in keys)]
+    # a row the run gives some tasks only (the MLP mix's) has "—" on the others
+    rows = [m for m in methods if any(m in gaps[k] for k in keys)]
     if not rows:
         return "_The suite's results have none of these rows yet._"
     header = ["row", *(results["datasets"][k]["title"] for k in keys)]
@@ -325,11 +347,15 @@ def paired_block(methods, lead: str) -> str:
         f"{mean(k, best_tfidf(results['datasets'][k])):.4f}" for k in keys) + " |")
     for method in rows:
         lines.append(f"| {METHODS[method].label} | " + " | ".join(
-            f"{mean(k, method):.4f} ({gap_cell(gaps[k][method])})" for k in keys) + " |")
+            f"{mean(k, method):.4f} ({gap_cell(gaps[k][method])})" if method in gaps[k]
+            else "—" for k in keys) + " |")
     return ("From `" + REPORT_COMMAND + "` ([report](docs/report/report.md)): mean accuracy, "
             f"and in brackets the paired difference from {reference} on the same "
             "splits: mean ± std in points, and the splits on which the row is above it "
-            "(R8 has one split). " + lead + "\n\n" + "\n".join(lines))
+            f"({single_split_note(results)}"
+            + ("; —: a row the run does not give that task" if any(
+                m not in gaps[k] for m in rows for k in keys) else "") + "). "
+            + lead + "\n\n" + "\n".join(lines))
 
 
 # Pairs of rows (the default mix, the mix it replaced) on the same biLM, compared split by
@@ -363,7 +389,8 @@ def mix_block() -> str:
                      f"{'' if one_biLM else ' †'} | " + " | ".join(cells) + " |")
     return ("From `" + REPORT_COMMAND + "` ([report](docs/report/report.md)): the paired "
             "difference in accuracy, split by split, in points: mean ± std, and the splits "
-            "on which the first row is above the second (R8 has one split). Both rows use the "
+            f"on which the first row is above the second ({single_split_note(results)}). "
+            "Both rows use the "
             "same classifier and the same uniform weights. Rows of one run share "
             "each split's biLM, and a shipped model's rows share its weights in every run; a "
             "pair marked † comes from two runs (one joined to the report later), each of which "
