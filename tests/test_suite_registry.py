@@ -228,6 +228,10 @@ def test_a_row_run_on_some_tasks_is_reported_on_those_only(two_toy_tasks, tmp_pa
     assert set(stored["summary"]["toy-topics"]) == {"tfidf"}
     assert stored["settings"]["only_on"] == {"toy-counts": ["toy-more"]}
     assert paths["suite"].stat().st_size > 0 and paths["toy-topics_confusion"].stat().st_size > 0
+    # a row that only some splits of a task have is not that task's row, in every table
+    partial = json.loads(json.dumps(results))
+    del partial["datasets"]["toy-more"]["splits"][1]["methods"]["toy-counts"]
+    assert "Binary counts + LR |" not in render_report(partial, tmp_path / "partial")
     # a joined run that gives the row every task: the report has it everywhere
     everywhere = run_benchmark(BenchmarkSettings(
         datasets=settings.datasets, methods=("toy-counts",), folds=2, sizes=sizes),

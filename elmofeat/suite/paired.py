@@ -16,10 +16,17 @@ import numpy as np
 TFIDF_ROWS = ("tfidf", "tfidf-c10")
 
 
+def has_row(dataset: dict, method: str) -> bool:
+    """Whether every split of a task has ``method``'s row (a run may give a row some
+    tasks only: ``BenchmarkSettings.only_on``); False for a task with no splits."""
+    splits = dataset["splits"]
+    return bool(splits) and all(method in s["methods"] for s in splits)
+
+
 def best_tfidf(dataset: dict) -> str | None:
     """The TF-IDF row with the better mean accuracy over the task's splits."""
     means = {m: np.mean([s["methods"][m]["accuracy"] for s in dataset["splits"]])
-             for m in TFIDF_ROWS if all(m in s["methods"] for s in dataset["splits"])}
+             for m in TFIDF_ROWS if has_row(dataset, m)}
     return max(means, key=means.get) if means else None
 
 
@@ -34,11 +41,10 @@ def tfidf_reference(results: dict) -> str:
 def paired_gap(dataset: dict, method: str, against: str) -> dict | None:
     """``method`` minus ``against`` split by split on one task: ``{"mean", "std", "above",
     "splits", "against"}`` (accuracy fractions); None unless every split has both rows."""
-    splits = dataset["splits"]
-    if not splits or not all(method in s["methods"] and against in s["methods"] for s in splits):
+    if not (has_row(dataset, method) and has_row(dataset, against)):
         return None
     gaps = np.array([s["methods"][method]["accuracy"] - s["methods"][against]["accuracy"]
-                     for s in splits])
+                     for s in dataset["splits"]])
     return {"mean": float(gaps.mean()), "std": float(gaps.std()),
             "above": int((gaps > 0).sum()), "splits": len(gaps), "against": against}
 

@@ -10,7 +10,7 @@ import numpy as np
 from .._files import atomic_path
 from .bilms import BILM_SOURCES
 from .methods import METHODS, default_methods, learned_weight_rows
-from .paired import TFIDF_ROWS, best_tfidf, paired_differences, tfidf_reference
+from .paired import TFIDF_ROWS, best_tfidf, has_row, paired_differences, tfidf_reference
 from .targets import evaluate_targets
 from .tasks import TASKS
 
@@ -23,9 +23,7 @@ def _write_text(path: Path, text: str) -> None:
 def dataset_methods(results: dict, key: str) -> list[str]:
     """The run's methods that every split of dataset ``key`` has, in the run's order (a
     run may give a method some tasks only: ``BenchmarkSettings.only_on``)."""
-    splits = results["datasets"][key]["splits"]
-    return [m for m in results["settings"]["methods"]
-            if splits and all(m in s["methods"] for s in splits)]
+    return [m for m in results["settings"]["methods"] if has_row(results["datasets"][key], m)]
 
 
 def summarize(results: dict) -> dict:
@@ -100,7 +98,8 @@ def _pm(stat, n_splits) -> str:
 def _suite_tables(results: dict, summary: dict) -> list[str]:
     keys = list(results["datasets"])
     titles = [results["datasets"][k]["title"] for k in keys]
-    methods = results["settings"]["methods"]
+    # a row no task has whole (stopped in its first task's splits) has no line
+    methods = [m for m in results["settings"]["methods"] if any(m in summary[k] for k in keys)]
     accuracy, seconds = [], []
     for m in methods:  # "—": a row the run does not give that task
         accuracy.append([METHODS[m].label, *[
@@ -139,7 +138,7 @@ def _predict_seconds(results: dict, methods) -> list[list[str]]:
     rows = []
     for m in methods:
         values = [[s["methods"][m].get("predict_seconds") for s in d["splits"]]
-                  if m in d["splits"][0]["methods"] else None
+                  if has_row(d, m) else None
                   for d in results["datasets"].values()]
         if all(v is not None for split_values in values if split_values is not None
                for v in split_values):
@@ -181,7 +180,8 @@ def paired_section(results: dict) -> list[str]:
             cells.append("" if gap is None else (
                 f"{100 * gap['mean']:+.2f}" if gap["splits"] == 1 else
                 f"{100 * gap['mean']:+.2f} ± {100 * gap['std']:.2f} ({gap['above']}/{gap['splits']})"))
-        rows.append([METHODS[method].label, *cells])
+        if any(cells):
+            rows.append([METHODS[method].label, *cells])
     against = ", ".join(f"{results['datasets'][k]['title']}: "
                         f"{METHODS[best_tfidf(results['datasets'][k])].label}" for k in keys)
     return ["", "### Against TF-IDF, split by split", "",

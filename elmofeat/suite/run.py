@@ -390,6 +390,7 @@ def merge_results(base: dict, added: dict) -> dict:
     import copy
 
     from .methods import METHODS, resolve_methods
+    from .paired import has_row
 
     merged = copy.deepcopy(base)
     if base.get("classifier") != added.get("classifier"):
@@ -417,8 +418,7 @@ def merge_results(base: dict, added: dict) -> dict:
     methods = [*base["settings"]["methods"], *added["settings"]["methods"]]
     merged["settings"]["methods"] = list(resolve_methods(methods))
     # the tasks each row now has, from the joined splits
-    has = {m: [k for k, d in merged["datasets"].items()
-               if all(m in s["methods"] for s in d["splits"])]
+    has = {m: [k for k, d in merged["datasets"].items() if has_row(d, m)]
            for m in merged["settings"]["methods"]}
     only_on = {m: tasks for m, tasks in has.items() if len(tasks) < len(merged["datasets"])}
     merged["settings"].pop("only_on", None)  # absent where empty, as to_dict writes it
