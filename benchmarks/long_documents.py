@@ -1,5 +1,6 @@
 """Long documents (issue 53): which pooled features of en-base's token representations
-read a whole post, measured on the suite's four tasks and 20 Newsgroups.
+read a whole post, measured on the suite's five tasks (20 Newsgroups, the long posts, among
+them).
 
 The mean over hundreds of tokens washes out the few words that carry a long post's
 topic. Each candidate here pools the same token representations another way, and is

@@ -49,7 +49,7 @@ SECTIONS = [
     ("long_documents", "Long documents: which features read a whole post",
      "en-base's token representations pooled several ways (IDF and SIF weights, single "
      "layers, power means, contextual bags of k-means codes, TF-IDF beside them) and "
-     "scored under the suite's protocol on its four tasks and 20 Newsgroups (issue 53); "
+     "scored under the suite's protocol on its five tasks (issue 53); "
      "the `mean+bag` rows are the library's bag (`mean+bag-lw`: the default `ElmoVectorizer()`; "
      "`mean+bag`: the same before its layer weights). What to use "
      "for which length: [choosing features](choosing_features.md#short-texts-paragraphs-long-posts)."),

@@ -87,10 +87,16 @@ def suite_section(path: Path, history: list, name: str) -> str:
                       for t in tasks)]
                    for key in SUITE_ROWS if key in rows
                    for other in SUITE_REFERENCES if other in rows]
-    folds = ", ".join(f"{results['datasets'][t]['title']} "
-                      + (f"{len(results['datasets'][t]['splits'])} folds"
-                         if len(results["datasets"][t]["splits"]) > 1 else "its standard split")
-                      for t in tasks)
+    def split_of(task):
+        splits = results["datasets"][task]["splits"]
+        if len(splits) > 1:
+            return f"{len(splits)} folds"
+        if results["settings"].get(f"{task}_train_documents"):  # a sample of the split
+            return (f"a sample of {splits[0]['train_size']:,} / {splits[0]['test_size']:,} "
+                    "documents of its standard split")
+        return "its standard split"
+
+    folds = ", ".join(f"{results['datasets'][t]['title']} {split_of(t)}" for t in tasks)
     return f"""
 ## On the suite
 

@@ -1,6 +1,6 @@
 """The task suite behind ``elmofeat benchmark``: TF-IDF and GloVe anchors, SVD,
 skip-gram, ELMo (one row per layer mix, with and without GloVe, and the shipped general
-model) and the hybrid on AG News, R8, CR and MPQA, each feeding the same
+model) and the hybrid on AG News, R8, CR, MPQA and 20 Newsgroups, each feeding the same
 LogisticRegression.
 
 Tasks, methods and the biLMs the methods read are declared, one spec each, in three

@@ -34,7 +34,7 @@ from .methods import CLASSIFIER, METHODS, Context, make_model, missing_requireme
 # 256 and computing the layer representations (each method's fit + predict is its
 # spec's ``cost_per_token``).
 #: Seconds per token of computing a default-width biLM's layers, on the reference machine.
-_REPRESENTATION_SECONDS_PER_TOKEN = 75e-6
+_REPRESENTATION_SECONDS_PER_TOKEN = 128e-6
 _GLOVE_FILE = ("glove", "glove.6B.50d.txt.gz")
 _WORDS = re.compile(r"\w+|[^\w\s]")
 

@@ -30,7 +30,7 @@ def auto_epochs(n_tokens: int) -> int:
     5.5k-question task where SVD reached 0.82). About 5 million training tokens, at
     least 5 and at most 100 passes, are meant to keep it within a few points of
     SVDVectorizer on corpora of 30k to 600k tokens: the SVDVectorizer and
-    SkipGramVectorizer rows of ``elmofeat benchmark`` measure it on the four tasks.
+    SkipGramVectorizer rows of ``elmofeat benchmark`` measure it on the suite's tasks.
 
     Examples
     --------
