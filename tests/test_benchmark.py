@@ -224,7 +224,7 @@ def test_settings_are_checked():
     assert BenchmarkSettings(methods=("anchors",)).bilms() == ()
     full = BenchmarkSettings()
     assert full.bilm_params() == {} and full.mix_params() == {}  # the suite uses defaults
-    assert [full.n_folds(d) for d in full.datasets] == [5, None, 5, 5]
+    assert [full.n_folds(d) for d in full.datasets] == [5, None, 5, 5, None]
 
 
 def test_benchmark_command_without_a_bilm(data_home, tmp_path, capsys):

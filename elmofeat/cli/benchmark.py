@@ -71,7 +71,9 @@ def settings_from(args):
     if args.datasets:
         changes["datasets"] = tuple(args.datasets)
     if args.methods:
-        changes["methods"] = tuple(args.methods)
+        # methods named on the command line run on every task of the run (a default
+        # run's only_on is derived again from no default)
+        changes.update(methods=tuple(args.methods), only_on=None)
     if args.bilm_epochs is not None:
         changes["bilm_epochs"] = args.bilm_epochs
     base = BenchmarkSettings.quick_run() if args.quick else BenchmarkSettings()
