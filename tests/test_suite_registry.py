@@ -189,17 +189,27 @@ def two_toy_tasks(toys):
 
 
 def test_a_default_run_gives_a_method_only_the_tasks_it_declares(two_toy_tasks):
+    from dataclasses import replace
+
     both = ("toy-topics", "toy-more")
     default = BenchmarkSettings(datasets=both)
-    assert default.only_on == {"toy-some": ("toy-topics",)}
+    assert default.only_on is None and default.restrictions == {"toy-some": ("toy-topics",)}
     assert "toy-some" in default.methods_for("toy-topics")
     assert "toy-some" not in default.methods_for("toy-more")
     assert BenchmarkSettings.from_dict(default.to_dict()) == default
-    # named on the command line, it runs everywhere; on none of the run's tasks, nowhere
-    assert BenchmarkSettings(datasets=both, methods=("toy-some",)).only_on == {}
+    # named without only_on, it keeps its declared tasks; with only_on={} (the CLI's
+    # --methods), it runs everywhere; on none of the run's tasks, nowhere
+    named = BenchmarkSettings(datasets=both, methods=("tfidf", "toy-some"))
+    assert named.restrictions == {"toy-some": ("toy-topics",)}
+    everywhere = replace(named, only_on={})
+    assert everywhere.restrictions == {} and "toy-some" in everywhere.methods_for("toy-more")
+    assert everywhere != named
     alone = BenchmarkSettings(datasets=("toy-more",))
-    assert "toy-some" not in alone.methods and alone.only_on == {}
-    assert BenchmarkSettings(datasets=("toy-topics",)).only_on == {}  # all the run's tasks
+    assert "toy-some" not in alone.run_methods and alone.restrictions == {}
+    assert BenchmarkSettings(datasets=("toy-topics",)).restrictions == {}  # all the run's tasks
+    # replace derives the restrictions again: the fields keep what was asked
+    assert replace(default, methods=("tfidf",)).run_methods == ("tfidf",)
+    assert replace(alone, datasets=both) == default
     with pytest.raises(ValueError, match="unknown tasks"):
         BenchmarkSettings(datasets=both, methods=("tfidf",), only_on={"tfidf": ("toy",)})
     with pytest.raises(ValueError, match="does not have"):

@@ -71,9 +71,8 @@ def settings_from(args):
     if args.datasets:
         changes["datasets"] = tuple(args.datasets)
     if args.methods:
-        # methods named on the command line run on every task of the run (a default
-        # run's only_on is derived again from no default)
-        changes.update(methods=tuple(args.methods), only_on=None)
+        # methods named on the command line run on every task of the run
+        changes.update(methods=tuple(args.methods), only_on={})
     if args.bilm_epochs is not None:
         changes["bilm_epochs"] = args.bilm_epochs
     base = BenchmarkSettings.quick_run() if args.quick else BenchmarkSettings()

@@ -58,7 +58,7 @@ def _estimate(task: str, split, settings, dataset: str | None = None) -> float:
     seconds = method.cost_per_token * (train + test) + 2
     if method.mix is not None and get_mix(method.mix).needs_labels:
         seconds *= width * settings.mix_params().get("mix_epochs", 10) / 5
-    methods = settings.methods if dataset is None else settings.methods_for(dataset)
+    methods = settings.run_methods if dataset is None else settings.methods_for(dataset)
     first = next(m for m in methods if METHODS[m].bilm == method.bilm)
     if task == first:
         per_token = source.representation_seconds
@@ -340,7 +340,7 @@ def _runnable(settings):
     from dataclasses import replace
 
     skipped = {}
-    for key in settings.methods:
+    for key in settings.run_methods:
         missing = missing_requirements(METHODS[key])
         if missing:
             skipped[key] = (f"needs {', '.join(missing)}, not installed (the optional "
@@ -348,11 +348,11 @@ def _runnable(settings):
                             "\"elmofeat[minilm]\")")
     if not skipped:
         return settings, skipped
-    kept = tuple(m for m in settings.methods if m not in skipped)
+    kept = tuple(m for m in settings.run_methods if m not in skipped)
     if not kept:
         raise ValueError("no method can run: " + "; ".join(
             f"{METHODS[k].label} {why}" for k, why in skipped.items()))
-    only_on = {m: tasks for m, tasks in settings.only_on.items() if m in kept}
+    only_on = {m: tasks for m, tasks in settings.restrictions.items() if m in kept}
     return replace(settings, methods=kept, only_on=only_on), skipped
 
 

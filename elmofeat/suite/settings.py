@@ -21,7 +21,7 @@ def _full_size(name: str) -> int | None:
     return None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class BenchmarkSettings:
     """Settings of ``elmofeat benchmark``; the defaults are the full suite.
 
@@ -37,11 +37,13 @@ class BenchmarkSettings:
         is in the suite by default, ``TaskSpec.default``).
     methods : tuple of str, default=None
         Methods or groups of :data:`~elmofeat.suite.methods.METHODS` (None: the default
-        ones, each on the tasks its ``MethodSpec.default_tasks`` names).
+        ones); stored resolved (groups expanded). :attr:`run_methods` leaves out those
+        on none of the run's tasks.
     only_on : dict, default=None
         ``{method: tasks}``: methods run on some of the run's tasks only (see
-        :meth:`methods_for`); a method not listed runs on every task. None: from the
-        methods' ``default_tasks`` where ``methods`` is None, else empty.
+        :meth:`methods_for`); a method not listed runs on every task. None: each method
+        on the tasks its ``MethodSpec.default_tasks`` names (``{}``: every method on
+        every task, as ``elmofeat benchmark --methods`` runs them).
     sizes : dict, default=None
         Documents used per task, by the size settings its protocol declares
         (``<task>_documents`` for cross-validated tasks, ``<task>_train_documents`` and
@@ -88,13 +90,13 @@ class BenchmarkSettings:
         if unknown or not datasets:
             raise ValueError(f"datasets must be among {', '.join(TASKS)}, got {list(datasets)}")
         object.__setattr__(self, "datasets", tuple(d for d in TASKS if d in datasets))
-        methods = default_methods() if self.methods is None else self.methods
-        only_on = self.only_on
-        if only_on is None:
-            only_on = {} if self.methods is not None else {
-                m: METHODS[m].default_tasks for m in methods
-                if METHODS[m].default_tasks is not None}
-        methods = resolve_methods(methods)
+        # The fields keep what was asked (``replace`` derives the rest again); what the
+        # run does on its tasks is derived below.
+        methods = resolve_methods(default_methods() if self.methods is None else self.methods)
+        object.__setattr__(self, "methods", methods)
+        only_on = ({m: METHODS[m].default_tasks for m in methods
+                    if METHODS[m].default_tasks is not None}
+                   if self.only_on is None else {m: tuple(t) for m, t in self.only_on.items()})
         unknown = sorted(set(only_on) - set(methods))
         if unknown:
             raise ValueError(f"only_on names methods the run does not have: {unknown}")
@@ -102,15 +104,17 @@ class BenchmarkSettings:
         if unknown:
             raise ValueError(f"only_on names unknown tasks {unknown}; the tasks are "
                              f"{', '.join(TASKS)}")
+        if self.only_on is not None:
+            object.__setattr__(self, "only_on", only_on)
         # Restricted to the run's tasks: a method on none of them is left out, one on
         # all of them needs no entry.
         only_on = {m: tuple(d for d in self.datasets if d in tasks)
                    for m, tasks in only_on.items()}
-        methods = tuple(m for m in methods if only_on.get(m, True))
-        object.__setattr__(self, "methods", methods)
-        object.__setattr__(self, "only_on", {m: t for m, t in only_on.items()
-                                             if len(t) < len(self.datasets) and m in methods})
-        if not self.methods:
+        object.__setattr__(self, "_run_methods",
+                           tuple(m for m in methods if only_on.get(m, True)))
+        object.__setattr__(self, "_restrictions", {
+            m: t for m, t in only_on.items() if len(t) < len(self.datasets) and t})
+        if not self.run_methods:
             raise ValueError("no method selected")
         known = _size_settings(TASKS.names())
         unknown = sorted(set(self.sizes) - set(known))
@@ -140,10 +144,34 @@ class BenchmarkSettings:
                    mix_cv=2, skipgram_epochs=5)
         return replace(base, **changes)
 
+    @property
+    def run_methods(self) -> tuple[str, ...]:
+        """The methods the run has: :attr:`methods` less those :attr:`only_on` gives none
+        of its tasks."""
+        return self._run_methods
+
+    @property
+    def restrictions(self) -> dict:
+        """``{method: tasks}`` for the run's methods that run on some of its tasks only
+        (:attr:`only_on`, or the methods' defaults, restricted to :attr:`datasets`)."""
+        return dict(self._restrictions)
+
     def methods_for(self, dataset: str) -> tuple[str, ...]:
         """The methods the run gives ``dataset``, in order (:attr:`only_on` leaves some
         out)."""
-        return tuple(m for m in self.methods if dataset in self.only_on.get(m, (dataset,)))
+        return tuple(m for m in self.run_methods
+                     if dataset in self._restrictions.get(m, (dataset,)))
+
+    def __eq__(self, other):
+        """Settings are equal when they run the same (:meth:`to_dict`)."""
+        if not isinstance(other, BenchmarkSettings):
+            return NotImplemented
+        return self.to_dict() == other.to_dict()
+
+    def __hash__(self):
+        import json
+
+        return hash(json.dumps(self.to_dict(), sort_keys=True))
 
     def size(self, name: str) -> int | None:
         """A size setting (None: all documents); unset, the task's own."""
@@ -182,10 +210,10 @@ class BenchmarkSettings:
         """Plain data, as results record it: every size setting of the registered tasks
         by name, in the tasks' order: as the run uses it (None: all documents) for its
         tasks, as set (None where unset) for the others."""
-        return {"datasets": list(self.datasets), "methods": list(self.methods),
+        return {"datasets": list(self.datasets), "methods": list(self.run_methods),
                 # absent where empty: the results of runs before it read the same
-                **({"only_on": {m: list(tasks) for m, tasks in self.only_on.items()}}
-                   if self.only_on else {}),
+                **({"only_on": {m: list(tasks) for m, tasks in self._restrictions.items()}}
+                   if self._restrictions else {}),
                 "seed": self.seed, "quick": self.quick, "folds": self.folds,
                 **{name: self.size(name) if key in self.datasets else self.sizes.get(name)
                    for key in TASKS.names()
@@ -198,18 +226,19 @@ class BenchmarkSettings:
     def from_dict(cls, data: dict) -> "BenchmarkSettings":
         """Settings from :meth:`to_dict`'s plain data (a results file's ``settings``)."""
         sizes = set(_size_settings(TASKS.names()))
-        return cls(**{k: v for k, v in data.items() if k not in sizes},
+        # no only_on: every method ran on every task
+        return cls(**{"only_on": {}, **{k: v for k, v in data.items() if k not in sizes}},
                    sizes={k: v for k, v in data.items() if k in sizes and v is not None})
 
     def bilms(self) -> tuple[str, ...]:
         """The biLMs the methods need per split, in the order of
         :data:`~elmofeat.suite.bilms.BILM_SOURCES` (the order they are made in)."""
-        needed = {METHODS[m].bilm for m in self.methods} - {None}
+        needed = {METHODS[m].bilm for m in self.run_methods} - {None}
         return tuple(b for b in BILM_SOURCES if b in needed)
 
     @property
     def uses_glove(self) -> bool:
-        return any(METHODS[m].needs_glove for m in self.methods)
+        return any(METHODS[m].needs_glove for m in self.run_methods)
 
     @staticmethod
     def size_settings() -> tuple[str, ...]:
