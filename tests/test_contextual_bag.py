@@ -8,6 +8,7 @@ from sklearn.base import clone
 
 from elmofeat import ElmoVectorizer
 from elmofeat.elmo import bag as _bag, transform as _transform
+from elmofeat.elmo.vectorizer import FEATURE_SCALE
 
 from .test_elmo import _fresh_caches, bilm, corpus  # noqa: F401 (fixtures)
 
@@ -30,7 +31,8 @@ def test_the_bag_follows_the_pooled_features(corpus, bilm):
     assert list(names[N_POOLED:]) == [f"elmo_bag{i}" for i in range(12)]
     assert names[0] == "elmo_mean0" and len(names) == out.shape[1]
     # every non-empty document's bag row has the bag's length; TF-IDF rows are never negative
-    np.testing.assert_allclose(np.linalg.norm(out[:, N_POOLED:], axis=1), vec.bag_.scale, rtol=1e-5)
+    np.testing.assert_allclose(np.linalg.norm(out[:, N_POOLED:], axis=1),
+                               vec.feature_scale_ * vec.bag_.scale, rtol=1e-5)
     assert (out[:, N_POOLED:] >= 0).all()
     assert vec.bag_.scale > 0 and "n_codes=12" in repr(vec.bag_)
 
@@ -56,7 +58,8 @@ def test_bag_counts_each_token_at_its_nearest_code(corpus, bilm):
     # sublinear TF times the IDF of the sample documents, rows of length `scale`
     tf = np.where(counts > 0, 1 + np.log(np.maximum(counts, 1)), 0) * vec.bag_.tfidf.idf_
     tf = vec.bag_.scale * tf / np.linalg.norm(tf, axis=1, keepdims=True)
-    np.testing.assert_allclose(vec.transform(X[:10])[:, N_POOLED:], tf, rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(vec.transform(X[:10])[:, N_POOLED:] / vec.feature_scale_, tf,
+                               rtol=1e-5, atol=1e-7)
 
 
 def test_bag_weight_scales_the_rows_and_empty_documents_stay_zero(corpus, bilm):
@@ -183,12 +186,15 @@ def test_pickles_keep_the_bag_and_old_pickles_keep_their_features(corpus, bilm, 
     # a vectorizer pickled before the bag existed: no bag, the same features as before
     plain = ElmoVectorizer(bilm, bag_size=None, cache_dir=None, random_state=0).fit(X)
     state = plain.__getstate__()
-    for key in ("bag_size", "bag_weight", "bag_"):
+    for key in ("bag_size", "bag_weight", "bag_", "feature_scale_"):
         del state[key]
     old = ElmoVectorizer.__new__(ElmoVectorizer)
     old.__setstate__(state)
     assert old.bag_ is None and old.get_params()["bag_size"] is None
-    np.testing.assert_array_equal(old.transform(X[:7]), plain.transform(X[:7]))
+    # ... and unscaled, as elmofeat gave them before it scaled its features
+    assert old.feature_scale_ == 1.0 and plain.feature_scale_ == FEATURE_SCALE != 1.0
+    np.testing.assert_allclose(old.transform(X[:7]) * FEATURE_SCALE, plain.transform(X[:7]),
+                               rtol=1e-6)
 
 
 def test_set_output_names_the_bag_columns(corpus, bilm):

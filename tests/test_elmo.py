@@ -10,6 +10,7 @@ from sklearn.pipeline import Pipeline
 import elmofeat
 from elmofeat import BiLM
 from elmofeat.elmo import caches as _bilm_cache
+from elmofeat.elmo.vectorizer import FEATURE_SCALE
 
 from .estimator_checks import make_topic_corpus
 
@@ -49,7 +50,8 @@ def test_frozen_mix_weights(corpus, bilm):
                            cache_dir=None).fit(X)
     np.testing.assert_array_equal(given.layer_scales_, [1, 1, 1])
     layers = bilm.embed([X[0]])[0]
-    np.testing.assert_allclose(given.transform([X[0]])[0], layers[:, 2].mean(0), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(given.transform([X[0]])[0] / FEATURE_SCALE, layers[:, 2].mean(0),
+                               rtol=1e-5, atol=1e-6)
     a = ElmoVectorizer(bilm, layer_mix="frozen", mix_weights="random", random_state=3, cache_dir=None).fit(X)
     b = ElmoVectorizer(bilm, layer_mix="frozen", mix_weights="random", random_state=3, cache_dir=None).fit(X)
     np.testing.assert_array_equal(a.layer_weights_, b.layer_weights_)
@@ -72,12 +74,12 @@ def test_frozen_mix_scales_each_layer_to_unit_spread(corpus, bilm):
     vec = ElmoVectorizer(bilm, layer_mix="frozen", cache_dir=None, random_state=0).fit(X)
     np.testing.assert_allclose(vec.layer_scales_, spread, rtol=1e-4)  # 119 < 2,048: every document
     np.testing.assert_allclose(vec.layer_weights_, [1 / 3] * 3)  # the weights keep their meaning
-    expected = sum(layers[:, j] / spread[j] for j in range(3)) / 3
+    expected = FEATURE_SCALE * sum(layers[:, j] / spread[j] for j in range(3)) / 3
     np.testing.assert_allclose(vec.transform(X), expected, rtol=1e-4, atol=1e-5)
     # Selecting one layer: the features are that layer, divided by its spread.
     only = ElmoVectorizer(bilm, layer_mix="frozen", mix_weights=[0, 1, 0],
                           cache_dir=None).fit(X).transform(X)
-    np.testing.assert_allclose(np.sqrt(only.var(axis=0).mean()), 1.0, rtol=1e-4)
+    np.testing.assert_allclose(np.sqrt(only.var(axis=0).mean()), FEATURE_SCALE, rtol=1e-4)
     # Every mix divides the layers by the same spreads; the supervised ones learn shares.
     trainable = ElmoVectorizer(bilm, layer_mix="trainable", mix_epochs=1, cache_dir=None).fit(X, corpus[1])
     np.testing.assert_allclose(trainable.layer_scales_, spread, rtol=1e-4)
@@ -644,7 +646,7 @@ def test_refitting_a_shared_bilm_in_place_is_seen_by_transform(corpus):
     new_layers = fresh.fit(X).transform(X[:5])
     now = vec.transform(X[:5])
     assert not np.array_equal(now, old)
-    expected = vec.mix_.pool(*shared.embed_flat(X[:5]), vec.pooling)
+    expected = FEATURE_SCALE * vec.mix_.pool(*shared.embed_flat(X[:5]), vec.pooling)
     np.testing.assert_allclose(now, expected, rtol=1e-5, atol=1e-6)
     assert new_layers.shape == now.shape
 
@@ -667,3 +669,28 @@ def test_bilm_params_with_a_model_name_say_that_bilm_is_a_name(corpus, bilm, tmp
     # Setting bilm and its parameters together works, on a copy of a fitted one.
     vectorizer = ElmoVectorizer().set_params(bilm=bilm, bilm__max_len=4)
     assert vectorizer.bilm.max_len == 4 and bilm.max_len != 4
+
+
+@pytest.mark.parametrize("params", [{"layer_mix": "concat", "bag_size": 12},
+                                    {"layer_mix": "trainable", "mix_epochs": 2}])
+def test_every_output_is_scaled_for_the_default_C_and_l2_rows_stay_unit(corpus, bilm, params,
+                                                                        monkeypatch):
+    from elmofeat.elmo import vectorizer as module
+
+    X, y = corpus
+
+    def fit_transform(**more):
+        vec = ElmoVectorizer(bilm, cache_dir=None, random_state=0, **params, **more)
+        return vec, vec.fit_transform(X, y), vec.transform(X[:9])
+
+    vec, scaled, scaled_test = fit_transform()
+    assert vec.feature_scale_ == FEATURE_SCALE == pytest.approx(0.1 ** 0.5)
+    monkeypatch.setattr(module, "FEATURE_SCALE", 1.0)
+    _, plain, plain_test = fit_transform()
+    # the cross-fitted features of fit_transform and transform's: the same model's
+    np.testing.assert_allclose(scaled, FEATURE_SCALE * plain, rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(scaled_test, FEATURE_SCALE * plain_test, rtol=1e-5, atol=1e-7)
+    _, unit, _ = fit_transform(norm="l2")
+    monkeypatch.undo()
+    np.testing.assert_allclose(fit_transform(norm="l2")[1], unit, rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(np.linalg.norm(unit, axis=1), 1.0, rtol=1e-5)
