@@ -159,7 +159,8 @@ def _finished_split(path, settings, split, any_machine=False) -> dict | None:
             and saved.get("elmofeat") == _environment()["elmofeat"]
             and saved["entry"]["train_size"] == len(split.X_train)
             and saved["entry"]["test_size"] == len(split.X_test))
-    here, there = numerics_fingerprint(), saved.get("machine")
+    # the entry's machine (older split files hold it beside the entry too)
+    here, there = numerics_fingerprint(), saved["entry"].get("machine", saved.get("machine"))
     if same and there != here and not (any_machine and _same_precision(there, here)):
         # The same settings give other numbers on another CPU or precision (bf16
         # training where native): a report joins splits of one machine only, unless
@@ -193,8 +194,7 @@ def _keep_split(path, settings, entry) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(path.name + ".tmp")
     temporary.write_text(json.dumps({"settings": settings.to_dict(),
-                                     "elmofeat": _environment()["elmofeat"],
-                                     "machine": numerics_fingerprint(), "entry": entry}),
+                                     "elmofeat": _environment()["elmofeat"], "entry": entry}),
                          encoding="utf-8")
     os.replace(temporary, path)  # a run killed while writing leaves no half file
 
