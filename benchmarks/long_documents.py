@@ -36,10 +36,11 @@ made on every task at once:
   ``-s1``, ``-s2``: the bag with seeds 1 and 2 instead of 0, the spread of the
   codebook's draw). These rows take the layers as they come, as the bag did before
   its layer weights; ``mean+bag-lw`` (``-lw-s1``, ``-lw-s2``: seeds 1 and 2) is the
-  default bag since: each layer divided by its spread on the training documents before
-  the codebook (scored when the weighted rows' length was a BLAS product; it is a sum
-  per row since, so that a token's code never depends on its place in a block: the
-  same method, whose rounding may draw another codebook). A
+  default bag since (``-lw-p3``, ``-lw-p3-s1``, ``-lw-p3-s2``: the same with 3 k-means
+  passes): each layer divided by its spread on the training documents before the
+  codebook (``-lw``, ``-lw-s1`` and ``-lw-s2`` scored when the weighted rows' length
+  was a BLAS product; it is a sum per row since, so that a token's code never depends
+  on its place in a block: the same method, whose rounding may draw another codebook). A
   stored row keeps the scores of the library's bag when it was scored: ``-k1000``,
   ``-k4000``, ``-768``, ``-400k``, ``-k4000-400k`` and ``-c64`` were scored with the
   bag's first fit (scikit-learn's k-means++ start, a randomized PCA);
@@ -467,6 +468,9 @@ def candidates(store: Store, dim: int) -> dict:
         "mean+bag-lw": lambda: LibraryBag(store, layer_weights=True),
         "mean+bag-lw-s1": lambda: LibraryBag(store, layer_weights=True, seed=1),
         "mean+bag-lw-s2": lambda: LibraryBag(store, layer_weights=True, seed=2),
+        "mean+bag-lw-p3": lambda: LibraryBag(store, layer_weights=True, passes=3),
+        "mean+bag-lw-p3-s1": lambda: LibraryBag(store, layer_weights=True, passes=3, seed=1),
+        "mean+bag-lw-p3-s2": lambda: LibraryBag(store, layer_weights=True, passes=3, seed=2),
         "mean+bag-k4000-400k-c64": lambda: LibraryBag(store, n_codes=4000,
                                                       sample_tokens=400_000, n_components=64),
         "hybrid-mean": lambda: hybrid(Pooled(store)),

@@ -81,11 +81,8 @@ class ContextualBag:
     def _prepare(self):
         """Derived arrays the assignment reads (not pickled: rebuilt on load)."""
         self._column_weights = column_weights(self.layer_weights, self.components.shape[1])
-        # (width, n_components); a column's weight folded into its row of the projection
-        weighted = (self.components if self._column_weights is None
-                    else self.components * self._column_weights)
-        self._projection = np.ascontiguousarray(weighted.T)
-        self._projected_centre = self.centre @ np.ascontiguousarray(self.components.T)
+        self._projection, self._projected_centre = reduction(self.centre, self.components,
+                                                             self._column_weights)
         self._codebook = np.ascontiguousarray(self.centroids.T)  # (n_components, n_codes)
         # ||c||^2 / 2: the nearest code maximises x.c - ||c||^2 / 2
         self._half_norms = 0.5 * (self.centroids ** 2).sum(axis=1)
@@ -180,6 +177,16 @@ def column_weights(layer_weights, width: int):
     return np.repeat(layer_weights, width // len(layer_weights))
 
 
+def reduction(centre: np.ndarray, components: np.ndarray,
+              weights=None) -> tuple[np.ndarray, np.ndarray]:
+    """What :func:`reduce_rows` multiplies by and subtracts: the projection
+    ``(width, n_components)``, each column's weight (``weights``, None: none) folded into
+    its row, and the centre projected, ``(n_components,)``."""
+    weighted = components if weights is None else components * weights
+    return (np.ascontiguousarray(weighted.T),
+            centre @ np.ascontiguousarray(components.T))
+
+
 def reduce_rows(block: np.ndarray, projection: np.ndarray, projected_centre: np.ndarray,
                 out: np.ndarray, weights=None) -> np.ndarray:
     """Rows weighted column by column, made unit length, centred and projected, written
@@ -239,9 +246,7 @@ def fit_bag(layers: np.ndarray, offsets: np.ndarray, n_codes: int, seed: int,
     weights = column_weights(layer_weights, flat.shape[1])
     centre, components = principal_axes(flat, min(n_components, flat.shape[1], n_tokens),
                                         weights)
-    projection = np.ascontiguousarray((components if weights is None
-                                       else components * weights).T)
-    projected_centre = centre @ np.ascontiguousarray(components.T)
+    projection, projected_centre = reduction(centre, components, weights)
     reduced = np.empty((n_tokens, len(components)), dtype=np.float32)
     for start in range(0, n_tokens, PCA_BLOCK):
         block = np.asarray(flat[start : start + PCA_BLOCK], dtype=np.float32)
