@@ -76,22 +76,29 @@ def suite_general_model_is(results: dict, history: list) -> bool:
 
 
 def training_speed(history, name: str, profile: Path) -> str:
-    """The pretraining's speed (its history) and, where ``bilm_step_profile.py`` measured
-    this model's training step (``profile``), the step's share of the host's matmul peak."""
+    """The pretraining's speed (its history) and, on every host where
+    ``bilm_step_profile.py`` measured this model's training step (``profile``: this
+    host's runs and its ``earlier`` hosts'), the step's share of that host's matmul peak."""
     seconds = sum(h["seconds"] for h in history)
     targets = sum(h["tokens_per_second"] * h["seconds"] for h in history)
     text = fill(f"The pretraining read {targets / seconds:,.0f} LM targets a second (both "
                 "directions), over the whole run.", width=88)
-    run = json.loads(profile.read_text()).get("runs", {}).get(name) if profile.is_file() else None
-    if run:
+    saved = json.loads(profile.read_text()) if profile.is_file() else {}
+    # this host's profile, then the earlier hosts' (the file keeps their reports)
+    hosts = [(report["environment"]["cpu"], report["runs"][name])
+             for report in [saved, *saved.get("earlier", [])]
+             if name in report.get("runs", {})]
+    if hosts:
+        reached = [f"{run['fraction_of_peak']:.0%} of the measured matmul peak "
+                   f"({run['targets'] / run['step_seconds']:,.0f} targets a second) on {cpu}"
+                   for cpu, run in hosts]
         text += "\n\n" + fill(
-            "Its adaptation step on this host (the step of `adapt_epochs`, which trains the "
-            "word embedding too, unlike the pretraining, which kept it frozen), measured apart "
-            f"(`benchmarks/bilm_step_profile.py`, {run['precision']}, batches of AG News), "
-            f"reaches {run['fraction_of_peak']:.0%} of the host's measured matmul peak "
-            f"({run['targets'] / run['step_seconds']:,.0f} targets a second): at this width the "
-            "softmax and the optimizer, which do little matmul work, take much of the step (the "
-            "benchmark gives each part).", width=88)
+            "Its adaptation step (the step of `adapt_epochs`, which trains the word embedding "
+            "too, unlike the pretraining, which kept it frozen), measured apart "
+            f"(`benchmarks/bilm_step_profile.py`, {hosts[0][1]['precision']}, batches of AG "
+            f"News), reached {', and '.join(reached)}: at this width the softmax and the "
+            "optimizer, which do little matmul work, take much of the step (the benchmark "
+            "gives each part).", width=88)
     return "\n" + text
 
 
