@@ -89,9 +89,10 @@ def training_speed(history, name: str, profile: Path) -> str:
              for report in [saved, *saved.get("earlier", [])]
              if name in report.get("runs", {})]
     if hosts:
-        reached = [f"{run['fraction_of_peak']:.0%} of the measured matmul peak "
-                   f"({run['targets'] / run['step_seconds']:,.0f} targets a second) on {cpu}"
-                   for cpu, run in hosts]
+        reached = [f"{run['fraction_of_peak']:.0%}" + (" of the measured matmul peak" if i == 0
+                                                       else "")
+                   + f" ({run['targets'] / run['step_seconds']:,.0f} targets a second) on {cpu}"
+                   for i, (cpu, run) in enumerate(hosts)]
         text += "\n\n" + fill(
             "Its adaptation step (the step of `adapt_epochs`, which trains the word embedding "
             "too, unlike the pretraining, which kept it frozen), measured apart "

@@ -97,11 +97,20 @@ def test_the_training_speed_comes_from_the_history_and_the_step_profile(card, tm
     assert card.training_speed(history, "en-base", profile).split() == (
         "The pretraining read 250 LM targets a second (both directions), over the whole "
         "run.").split()
-    profile.write_text(json.dumps({"runs": {"other": {}, "en-base": {
-        "precision": "fp32", "fraction_of_peak": 0.3012, "targets": 1000, "step_seconds": 4.0}}}))
+    run = {"precision": "fp32", "fraction_of_peak": 0.3012, "targets": 1000, "step_seconds": 4.0}
+    profile.write_text(json.dumps({"environment": {"cpu": "CPU A"},
+                                   "runs": {"other": {}, "en-base": run}}))
     text = " ".join(card.training_speed(history, "en-base", profile).split())
     assert "bilm_step_profile.py`, fp32," in text
-    assert "reaches 30% of the host's measured matmul peak (250 targets a second)" in text
+    assert "reached 30% of the measured matmul peak (250 targets a second) on CPU A:" in text
+    # every host the file keeps that profiled this model, this one first
+    earlier = [{"environment": {"cpu": "CPU B"}, "runs": {"en-base": {**run, "fraction_of_peak": 0.2}}},
+               {"environment": {"cpu": "CPU C"}, "runs": {"other": run}}]
+    profile.write_text(json.dumps({"environment": {"cpu": "CPU A"}, "runs": {"en-base": run},
+                                   "earlier": earlier}))
+    text = " ".join(card.training_speed(history, "en-base", profile).split())
+    assert ("30% of the measured matmul peak (250 targets a second) on CPU A, and 20% "
+            "(250 targets a second) on CPU B:") in text and "CPU C" not in text
 
 
 def test_every_recipe_names_its_word_vectors_and_their_licence(card):
