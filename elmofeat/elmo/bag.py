@@ -28,7 +28,10 @@ SAMPLE_TOKENS = 100_000
 #: Width the token vectors are reduced to before the codebook (a PCA of the sample):
 #: assigning a token costs ``n_codes * N_COMPONENTS`` multiply-adds.
 N_COMPONENTS = 128
-#: Passes of the mini-batch k-means over the sample.
+#: Passes of the mini-batch k-means over the sample at most. Its early stopping (no
+#: improvement over 10 mini-batches) usually ends it sooner; 3 passes scored as 10 on
+#: every task of the development suite (``benchmarks/long_documents.py``, rows
+#: ``mean+bag-lw-p3*``), so a lower cap would save little.
 KMEANS_PASSES = 10
 #: Sample tokens per code at least: a small training set gets a smaller codebook, never
 #: an error (k-means needs several tokens per code to find anything but the tokens).
