@@ -27,6 +27,7 @@ The fitted biLMs and each finished (source, split) are kept under ``--work`` (de
 
 Writes benchmarks/results/default_c.{json,md}.
 Run: python benchmarks/default_c.py [--data-home DIR] [--work DIR] [--sources en-base own]
+     [--time-search SOURCE:TASK ...]
 """
 
 from __future__ import annotations
@@ -104,6 +105,23 @@ def curve(train, y_train, test, y_test) -> dict:
                                                        axis=1))))}
 
 
+def search_seconds(train, y_train) -> dict:
+    """Seconds of the suite's C search (``elmofeat.suite.methods.classifier``) on the
+    centred features unscaled and at ``FEATURE_SCALE``, alternated twice (the best of
+    two each), with the C each chose and the solver's most iterations."""
+    centred = train - train.mean(axis=0, dtype=np.float64).astype(train.dtype)
+    timed = {}
+    for scale in (1.0, FEATURE_SCALE) * 2:
+        begin = time.perf_counter()
+        search = classifier(None, seed=0).fit(centred * np.float32(scale), y_train)
+        seconds = time.perf_counter() - begin
+        key = "unscaled" if scale == 1.0 else "scaled"
+        best = min(seconds, timed.get(key, {}).get("seconds", np.inf))
+        timed[key] = {"seconds": best, "C": float(np.ravel(search.C_)[0]),
+                      "iterations": int(np.max(search.n_iter_))}
+    return timed
+
+
 def shortfalls(entries: dict) -> list[list]:
     """Rows of the scale table: for each multiplier of C (a feature scale ``sqrt(m)``),
     the shortfall of ``C=1`` from the best C, mean / worst over the tasks: in test
@@ -129,6 +147,9 @@ def main():
     parser.add_argument("--data-home", default=None)
     parser.add_argument("--work", default=str(Path.home() / "elmofeat-work" / "default_c"))
     parser.add_argument("--sources", nargs="+", default=list(SOURCES), choices=SOURCES)
+    parser.add_argument("--time-search", nargs="*", default=[], metavar="SOURCE:TASK",
+                        help="time the suite's C search on these stored features, unscaled "
+                             "and scaled (alone on the machine: it is a timing)")
     args = parser.parse_args()
     home, work = Path(get_data_home(args.data_home)), Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
@@ -161,6 +182,16 @@ def main():
             stored.write_text(json.dumps(entry))
             entries[source, task] = entry
 
+    for name in args.time_search:
+        source, task = name.split(":")
+        stored = work / f"{source}-{task}.json"
+        with np.load(work / f"{source}-{task}-features.npz") as cached:
+            train = cached["train"]
+        split = load_dataset(task, settings, home).splits[0]
+        print(f"timing the C search on {source} {task}", flush=True)
+        entries[source, task]["search"] = search_seconds(train, np.asarray(split.y_train))
+        stored.write_text(json.dumps(entries[source, task]))
+
     detail = []
     for (source, task), entry in entries.items():
         best = int(np.argmax(entry["cv"]))
@@ -174,6 +205,10 @@ def main():
                        f"{entry['rms_length']:.3g}"])
     curves = [[source, task, *(f"{c:.4f}" for c in entry["test"])]
               for (source, task), entry in entries.items()]
+    timings = [[source, task, *(f"{entry['search'][k]['seconds']:.1f} (C {entry['search'][k]['C']:g}, "
+                                f"{entry['search'][k]['iterations']} iterations)"
+                                for k in ("unscaled", "scaled"))]
+               for (source, task), entry in entries.items() if "search" in entry]
     markdown = (
         "## C=1 on ElmoVectorizer's features\n\n"
         "First suite split of each task. Best C: chosen by inner 3-fold CV on the "
@@ -194,7 +229,15 @@ def main():
         + markdown_table(["C multiplier", "feature scale", *(f"{s}: test" for s in SOURCES),
                           "inner CV, both"], shortfalls(entries))
         + "\n\nTest accuracy by C:\n\n"
-        + markdown_table(["source", "task", *(f"{c:g}" for c in PENALTIES)], curves) + "\n")
+        + markdown_table(["source", "task", *(f"{c:g}" for c in PENALTIES)], curves) + "\n"
+        + ("\nSeconds of the suite's C search (`LogisticRegressionCV` over 0.001 to 100, "
+           "3 folds in parallel, on the centred training features; the best of two runs, "
+           "alternated), with the C it chose and the solver's most iterations: the "
+           "features unscaled and at `FEATURE_SCALE`. The same models, as C times the "
+           "squared scale; large C, weak regularisation, is where the solver iterates "
+           "longest.\n\n"
+           + markdown_table(["source", "task", "unscaled", "scaled"], timings) + "\n"
+           if timings else ""))
     write_results("default_c", {"penalties": list(PENALTIES),
                                 "entries": [{"source": s, "task": t, **e}
                                             for (s, t), e in entries.items()]}, markdown)
