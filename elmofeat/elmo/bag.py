@@ -390,6 +390,30 @@ class BaggedMix(FittedMix):
                           else np.zeros((0, self.bag.n_features), np.float32)])
 
 
+def sample_layers(documents, tokenize, layers_of, embed_tokens, budget: int,
+                  seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """The token layers of a seeded sample of whole training documents, at most
+    ``budget`` tokens, the last one drawn cut to fit (:func:`sample_documents`):
+    ``(layers (n_tokens, n_layers, dim), offsets (n_sampled + 1,))``.
+
+    ``tokenize(text)`` gives a document's tokens (only the drawn documents are
+    tokenized); ``layers_of(texts, token_lists)`` their layers (cached where the caller
+    caches them); ``embed_tokens(token_lists)`` the layers of the cut document, which
+    are not the layers of its text."""
+    tokens = {}
+
+    def length_of(i):
+        tokens[i] = tokenize(documents[i])
+        return len(tokens[i])
+
+    chosen, last, kept = sample_documents(length_of, len(documents), budget, seed)
+    whole = [i for i in chosen if i != last or kept == len(tokens[i])]
+    parts = [layers_of([documents[i] for i in whole], [tokens[i] for i in whole])]
+    if len(whole) < len(chosen):
+        parts.append(embed_tokens([tokens[last][:kept]]))
+    return join(parts)
+
+
 def sample_documents(length_of, n_documents: int, budget: int,
                      seed: int) -> tuple[np.ndarray, int, int]:
     """Which training documents a bag learns from: whole documents in a seeded random

@@ -30,12 +30,9 @@ from ..mixes.crossfit import check_cross_fitting, cross_fitting_folds
 
 # Documents each layer's spread is measured on (``scale_layers=True``).
 _SPREAD_SAMPLE = 2048
-#: What every output feature is multiplied by (``feature_scale_``): scaling features by
-#: ``s`` is a linear classifier's penalty ``C`` multiplied by ``s**2``, and at this scale
-#: ``LogisticRegression()``'s ``C=1`` was nearest the cross-validated best ``C`` over
-#: the development suite's tasks (``benchmarks/default_c.py``); unscaled, where the best
-#: ``C`` of short texts was 0.01 to 0.03, ``C=1`` lost 1.61 points on average with
-#: ``en-base`` (3.44 at worst).
+#: Every output feature times this (``feature_scale_``; scaling by ``s`` multiplies C by
+#: ``s**2``): ``LogisticRegression()``'s ``C=1`` then lands nearest the best C over the
+#: development suite (``benchmarks/default_c.py``; unscaled it lost 1.61 points on average).
 FEATURE_SCALE = 0.1 ** 0.5
 
 
@@ -600,22 +597,12 @@ class ElmoVectorizer(BaseTextVectorizer):
 
     def _fit_bag(self, documents, seed, threads):
         """The contextual bag, learned on a seeded sample of whole training documents
-        (at most ``bag.SAMPLE_TOKENS`` tokens, the last one drawn cut to fit)."""
-        tokens = {}  # the drawn documents' tokens: only these are tokenized
-
-        def length_of(i):
-            tokens[i] = self.bilm_.tokenize([documents[i]])[0]
-            return len(tokens[i])
-
-        chosen, last, kept = _bag.sample_documents(length_of, len(documents),
-                                                   _bag.SAMPLE_TOKENS, seed)
-        whole = [i for i in chosen if i != last or kept == len(tokens[i])]
-        parts = [self._layers([documents[i] for i in whole], threads,
-                              token_lists=[tokens[i] for i in whole])]
-        if len(whole) < len(chosen):  # cut: not the layers cached under its text
-            parts.append(self.bilm_.embed_tokens([tokens[last][:kept]], self.batch_size,
-                                                 threads=threads))
-        layers, offsets = _bag.join(parts)
+        (:func:`~elmofeat.elmo.bag.sample_layers`)."""
+        layers, offsets = _bag.sample_layers(
+            documents, lambda text: self.bilm_.tokenize([text])[0],
+            lambda texts, tokens: self._layers(texts, threads, token_lists=tokens),
+            lambda tokens: self.bilm_.embed_tokens(tokens, self.batch_size, threads=threads),
+            _bag.SAMPLE_TOKENS, seed)
         # every layer divided by its spread, as the mixes see them: unweighted, a biLM
         # whose LSTM layers spread several times more than its token layer (one
         # pretrained on a few thousand texts) got codes of context without the word
