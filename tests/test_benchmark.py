@@ -59,14 +59,14 @@ def test_every_split_scores_every_method(results):
 
 
 def test_the_default_run_leaves_out_the_ablations_and_the_glove_started_elmo_rows():
-    assert BenchmarkSettings().methods == default_methods()
+    assert BenchmarkSettings().run_methods == default_methods()
     assert "elmo-frozen" in default_methods() and "elmo-mlp" in default_methods()
     # the general model: its default mix, adapted, and its hybrid; its other mixes on request
     assert {f"general-{DEFAULT_LAYER_MIX}", "general-adapted", "general-hybrid"} <= set(
         default_methods())
     other_mixes = {f"general-{mix}" for mix in mix_names()} - {f"general-{DEFAULT_LAYER_MIX}"}
     assert other_mixes and not other_mixes & set(default_methods())
-    assert other_mixes <= set(BenchmarkSettings(methods=("general",)).methods)
+    assert other_mixes <= set(BenchmarkSettings(methods=("general",)).run_methods)
     left_out = set(METHODS.names()) - set(default_methods()) - other_mixes
     assert left_out and all(m.startswith("elmo-glove") or m.endswith(("-unscaled", "-search"))
                             or m == "tfidf-c10" for m in left_out)

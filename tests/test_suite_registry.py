@@ -83,7 +83,7 @@ def test_the_command_line_offers_what_is_registered(toys, capsys):
     help_text = capsys.readouterr().out
     assert "toy-topics" in help_text and "toy-counts" in help_text and "toys" in help_text
     assert BenchmarkSettings(methods=("toys",)).methods == ("toy-counts",)
-    assert "toy-counts" not in BenchmarkSettings().methods  # not a default row
+    assert "toy-counts" not in BenchmarkSettings().run_methods  # not a default row
     assert "toy-topics" in BenchmarkSettings().datasets  # every registered task by default
 
 
@@ -197,19 +197,17 @@ def test_a_default_run_gives_a_method_only_the_tasks_it_declares(two_toy_tasks):
     assert "toy-some" in default.methods_for("toy-topics")
     assert "toy-some" not in default.methods_for("toy-more")
     assert BenchmarkSettings.from_dict(default.to_dict()) == default
-    # named without only_on, it keeps its declared tasks; with only_on={} (the CLI's
-    # --methods), it runs everywhere; on none of the run's tasks, nowhere
-    named = BenchmarkSettings(datasets=both, methods=("tfidf", "toy-some"))
-    assert named.restrictions == {"toy-some": ("toy-topics",)}
-    everywhere = replace(named, only_on={})
+    # named (as on the command line), it runs everywhere; on none of the run's tasks,
+    # nowhere
+    everywhere = BenchmarkSettings(datasets=both, methods=("tfidf", "toy-some"))
     assert everywhere.restrictions == {} and "toy-some" in everywhere.methods_for("toy-more")
-    assert everywhere != named
+    assert everywhere != replace(everywhere, only_on={"toy-some": ("toy-topics",)})
     alone = BenchmarkSettings(datasets=("toy-more",))
     assert "toy-some" not in alone.run_methods and alone.restrictions == {}
     assert BenchmarkSettings(datasets=("toy-topics",)).restrictions == {}  # all the run's tasks
     # replace derives the restrictions again: the fields keep what was asked
     assert replace(default, methods=("tfidf",)).run_methods == ("tfidf",)
-    assert replace(alone, datasets=both) == default
+    assert replace(alone, datasets=both) == default and replace(default, seed=0) == default
     with pytest.raises(ValueError, match="unknown tasks"):
         BenchmarkSettings(datasets=both, methods=("tfidf",), only_on={"tfidf": ("toy",)})
     with pytest.raises(ValueError, match="does not have"):

@@ -72,7 +72,7 @@ def settings_from(args):
         changes["datasets"] = tuple(args.datasets)
     if args.methods:
         # methods named on the command line run on every task of the run
-        changes.update(methods=tuple(args.methods), only_on={})
+        changes["methods"] = tuple(args.methods)
     if args.bilm_epochs is not None:
         changes["bilm_epochs"] = args.bilm_epochs
     base = BenchmarkSettings.quick_run() if args.quick else BenchmarkSettings()

@@ -116,7 +116,7 @@ def register_method(spec: MethodSpec, *, replace: bool = False) -> MethodSpec:
     >>> from elmofeat.suite.methods import MethodSpec
     >>> _ = register_method(MethodSpec("counts", "word counts + LR", "anchor",
     ...                                lambda context: CountVectorizer(), default=False))
-    >>> BenchmarkSettings(methods=("counts", "tfidf")).methods
+    >>> BenchmarkSettings(methods=("counts", "tfidf")).run_methods
     ('tfidf', 'counts')
     >>> METHODS.unregister("counts")
     """

@@ -36,14 +36,13 @@ class BenchmarkSettings:
         Tasks of :data:`~elmofeat.suite.tasks.TASKS` (None: every registered one that
         is in the suite by default, ``TaskSpec.default``).
     methods : tuple of str, default=None
-        Methods or groups of :data:`~elmofeat.suite.methods.METHODS` (None: the default
-        ones); stored resolved (groups expanded). :attr:`run_methods` leaves out those
-        on none of the run's tasks.
+        Methods or groups of :data:`~elmofeat.suite.methods.METHODS`, stored resolved
+        (groups expanded); None: the default ones, each on the tasks its
+        ``MethodSpec.default_tasks`` names. :attr:`run_methods` is what the run has.
     only_on : dict, default=None
         ``{method: tasks}``: methods run on some of the run's tasks only (see
-        :meth:`methods_for`); a method not listed runs on every task. None: each method
-        on the tasks its ``MethodSpec.default_tasks`` names (``{}``: every method on
-        every task, as ``elmofeat benchmark --methods`` runs them).
+        :meth:`methods_for`); a method not listed runs on every task. None: from the
+        methods' ``default_tasks`` where ``methods`` is None, else empty.
     sizes : dict, default=None
         Documents used per task, by the size settings its protocol declares
         (``<task>_documents`` for cross-validated tasks, ``<task>_train_documents`` and
@@ -54,7 +53,7 @@ class BenchmarkSettings:
     Examples
     --------
     >>> settings = BenchmarkSettings(methods=("svd", "elmo"), datasets=("cr",))
-    >>> settings.methods
+    >>> settings.run_methods
     ('svd', 'elmo-trainable', 'elmo-frozen', 'elmo-concat', 'elmo-mlp')
     >>> settings.n_folds("cr"), BenchmarkSettings.quick_run().n_folds("cr")
     (5, 2)
@@ -90,13 +89,14 @@ class BenchmarkSettings:
         if unknown or not datasets:
             raise ValueError(f"datasets must be among {', '.join(TASKS)}, got {list(datasets)}")
         object.__setattr__(self, "datasets", tuple(d for d in TASKS if d in datasets))
-        # The fields keep what was asked (``replace`` derives the rest again); what the
-        # run does on its tasks is derived below.
+        # The fields keep what was asked (None stays None, so that ``replace`` derives
+        # the defaults again); what the run does on its tasks is derived below.
         methods = resolve_methods(default_methods() if self.methods is None else self.methods)
-        object.__setattr__(self, "methods", methods)
+        if self.methods is not None:
+            object.__setattr__(self, "methods", methods)
         only_on = ({m: METHODS[m].default_tasks for m in methods
-                    if METHODS[m].default_tasks is not None}
-                   if self.only_on is None else {m: tuple(t) for m, t in self.only_on.items()})
+                    if METHODS[m].default_tasks is not None} if self.methods is None else {}
+                   ) if self.only_on is None else {m: tuple(t) for m, t in self.only_on.items()}
         unknown = sorted(set(only_on) - set(methods))
         if unknown:
             raise ValueError(f"only_on names methods the run does not have: {unknown}")
@@ -146,8 +146,8 @@ class BenchmarkSettings:
 
     @property
     def run_methods(self) -> tuple[str, ...]:
-        """The methods the run has: :attr:`methods` less those :attr:`only_on` gives none
-        of its tasks."""
+        """The methods the run has: :attr:`methods` (or the default ones) less those
+        :attr:`only_on` gives none of its tasks."""
         return self._run_methods
 
     @property
