@@ -94,9 +94,13 @@ class BenchmarkSettings:
         methods = resolve_methods(default_methods() if self.methods is None else self.methods)
         if self.methods is not None:
             object.__setattr__(self, "methods", methods)
-        only_on = ({m: METHODS[m].default_tasks for m in methods
-                    if METHODS[m].default_tasks is not None} if self.methods is None else {}
-                   ) if self.only_on is None else {m: tuple(t) for m, t in self.only_on.items()}
+        if self.only_on is not None:
+            only_on = {m: tuple(t) for m, t in self.only_on.items()}
+        elif self.methods is None:  # the default methods, each on its declared tasks
+            only_on = {m: METHODS[m].default_tasks for m in methods
+                       if METHODS[m].default_tasks is not None}
+        else:  # methods named: every one on every task
+            only_on = {}
         unknown = sorted(set(only_on) - set(methods))
         if unknown:
             raise ValueError(f"only_on names methods the run does not have: {unknown}")
