@@ -290,3 +290,26 @@ def test_seed_codes_are_kmeans_plus_plus_draws_from_the_sample():
                                   _bag._seed_codes(points, 5, 300, 1))
     repeated = np.repeat(points[:2], 50, axis=0)
     assert _bag._seed_codes(repeated, 4, 100, 0).shape == (4, 8)
+
+
+def test_principal_axes_come_from_every_kth_sample_token():
+    """The PCA reads at most ``pca_tokens`` rows of the sample, every k-th one: its
+    centre and axes are those of scikit-learn's PCA of those unit rows (axes up to
+    rounding, signs as ``svd_flip`` chooses them); with ``pca_tokens`` at least the
+    sample's size it reads every row."""
+    from sklearn.decomposition import PCA
+
+    rng = np.random.default_rng(7)
+    # distinct variances along 6 directions: the axes are well separated
+    layers = (rng.standard_normal((1003, 6)) * np.arange(6, 0, -1)
+              @ np.linalg.qr(rng.standard_normal((3 * 8, 6)))[0].T).astype(np.float32)
+    layers = layers.reshape(1003, 3, 8)
+    offsets = np.array([0, 400, 1003])
+    flat = layers.reshape(len(layers), -1).astype(np.float64)
+    unit = flat / np.linalg.norm(flat, axis=1, keepdims=True)
+    for pca_tokens, rows in ((100, unit[::11]), (1003, unit), (5000, unit)):
+        fitted = _bag.fit_bag(layers, offsets, 4, seed=0, n_components=3,
+                              pca_tokens=pca_tokens)
+        reference = PCA(3, svd_solver="full").fit(rows)
+        np.testing.assert_allclose(fitted.centre, reference.mean_, atol=1e-5)
+        np.testing.assert_allclose(fitted.components, reference.components_, atol=1e-4)

@@ -29,10 +29,15 @@ SAMPLE_TOKENS = 100_000
 #: assigning a token costs ``n_codes * N_COMPONENTS`` multiply-adds.
 N_COMPONENTS = 128
 #: Passes of the mini-batch k-means over the sample at most. Its early stopping (no
-#: improvement over 10 mini-batches) usually ends it sooner; 3 passes scored as 10 on
-#: every task of the development suite (``benchmarks/long_documents.py``, rows
-#: ``mean+bag-lw-p3*``), so a lower cap would save little.
-KMEANS_PASSES = 10
+#: improvement over 10 mini-batches) ends some fits sooner, not all; 3 passes scored as
+#: 10 on every task of the development suite (``benchmarks/long_documents.py``, rows
+#: ``mean+bag-lw-p3*``).
+KMEANS_PASSES = 3
+#: Sample tokens the principal axes are computed from at most: every k-th token of the
+#: sample (its documents are in a seeded random order). The covariance's product is
+#: most of the PCA's cost, and a few tens of thousands of rows fix 128 axes of 768
+#: columns (rows ``mean+bag-lw-fast*`` of ``benchmarks/long_documents.py``).
+PCA_TOKENS = 25_000
 #: Sample tokens per code at least: a small training set gets a smaller codebook, never
 #: an error (k-means needs several tokens per code to find anything but the tokens).
 MIN_TOKENS_PER_CODE = 8
@@ -211,7 +216,7 @@ def reduce_rows(block: np.ndarray, projection: np.ndarray, projected_centre: np.
 
 def fit_bag(layers: np.ndarray, offsets: np.ndarray, n_codes: int, seed: int,
             n_components: int = N_COMPONENTS, passes: int = KMEANS_PASSES,
-            layer_weights=None) -> ContextualBag:
+            layer_weights=None, pca_tokens: int = PCA_TOKENS) -> ContextualBag:
     """Learn a bag's codebook and weights from sample documents' token representations.
 
     Parameters
@@ -231,6 +236,9 @@ def fit_bag(layers: np.ndarray, offsets: np.ndarray, n_codes: int, seed: int,
         Each layer multiplied by its weight before the unit length: the vectorizer
         passes one over each layer's spread, so that every layer weighs alike in the
         codebook's distances whatever the biLM (None: the layers as they come).
+    pca_tokens : int
+        The principal axes (and the centre) are those of every k-th token, at most this
+        many tokens.
 
     Returns
     -------
@@ -247,7 +255,9 @@ def fit_bag(layers: np.ndarray, offsets: np.ndarray, n_codes: int, seed: int,
     n_codes = max(1, min(n_codes, n_tokens // MIN_TOKENS_PER_CODE))
     flat = layers[offsets[0] : offsets[-1]].reshape(n_tokens, -1)
     weights = column_weights(layer_weights, flat.shape[1])
-    centre, components = principal_axes(flat, min(n_components, flat.shape[1], n_tokens),
+    stride = -(-n_tokens // pca_tokens)  # ceil: at most pca_tokens rows
+    centre, components = principal_axes(flat[::stride],
+                                        min(n_components, flat.shape[1], -(-n_tokens // stride)),
                                         weights)
     projection, projected_centre = reduction(centre, components, weights)
     reduced = np.empty((n_tokens, len(components)), dtype=np.float32)
@@ -310,25 +320,27 @@ def _seed_codes(reduced: np.ndarray, n_codes: int, size: int, seed: int) -> np.n
     a seeded subsample of ``max(size, 3 * n_codes)`` tokens, as ``MiniBatchKMeans`` draws
     its start. Written here because scikit-learn's ``kmeans_plusplus`` validates its input
     at each of the ``n_codes`` steps and, on float32 vectors, converts the subsample to
-    float64 at each step: measured, most of a bag's fit. Here a step is one
-    matrix-vector product over the subsample, in float64."""
+    float64 at each step: measured, most of a bag's fit. Here a step is one float32
+    matrix-vector product over the subsample (its cost is reading the subsample); the
+    draw sums the distances in float64."""
     rng = np.random.RandomState(seed)
     rows = np.sort(rng.permutation(len(reduced))[:max(size, 3 * n_codes)])
-    points = reduced[rows].astype(np.float64)
+    points = np.asarray(reduced[rows], dtype=np.float32)
     columns = np.ascontiguousarray(points.T)  # row @ columns: measured faster than points @ row
     norms = np.einsum("ij,ij->i", points, points)
     chosen = [rng.randint(len(points))]
     nearest = np.maximum(norms - 2 * points[chosen[0]] @ columns + norms[chosen[0]], 0.0)
     for _ in range(1, n_codes):
-        total = nearest.sum()
+        cumulative = np.cumsum(nearest, dtype=np.float64)
+        total = cumulative[-1]
         # a point drawn with probability proportional to its squared distance to the
         # nearest code so far (uniformly once every point is a code)
-        pick = (min(int(np.searchsorted(np.cumsum(nearest), rng.uniform() * total)),
-                    len(points) - 1) if total > 0 else rng.randint(len(points)))
+        pick = (min(int(np.searchsorted(cumulative, rng.uniform() * total)), len(points) - 1)
+                if total > 0 else rng.randint(len(points)))
         chosen.append(pick)
         distance = norms - 2 * points[pick] @ columns + norms[pick]
         np.minimum(nearest, np.maximum(distance, 0.0), out=nearest)
-    return points[chosen].astype(np.float32)
+    return points[chosen].copy()
 
 
 def join(parts) -> tuple[np.ndarray, np.ndarray]:
