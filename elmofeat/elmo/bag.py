@@ -34,7 +34,7 @@ N_COMPONENTS = 128
 #: ``mean+bag-lw-p3*``).
 KMEANS_PASSES = 3
 #: Sample tokens the principal axes are computed from at most: every k-th token of the
-#: sample (its documents are in a seeded random order). The covariance's product is
+#: sample, spread evenly over its documents. The covariance's product is
 #: most of the PCA's cost, and a few tens of thousands of rows fix 128 axes of 768
 #: columns (rows ``mean+bag-lw-fast*`` of ``benchmarks/long_documents.py``).
 PCA_TOKENS = 25_000
