@@ -255,10 +255,9 @@ def fit_bag(layers: np.ndarray, offsets: np.ndarray, n_codes: int, seed: int,
     n_codes = max(1, min(n_codes, n_tokens // MIN_TOKENS_PER_CODE))
     flat = layers[offsets[0] : offsets[-1]].reshape(n_tokens, -1)
     weights = column_weights(layer_weights, flat.shape[1])
-    stride = -(-n_tokens // pca_tokens)  # ceil: at most pca_tokens rows
-    centre, components = principal_axes(flat[::stride],
-                                        min(n_components, flat.shape[1], -(-n_tokens // stride)),
-                                        weights)
+    pca_rows = flat[:: -(-n_tokens // pca_tokens)]  # every k-th row: at most pca_tokens
+    centre, components = principal_axes(pca_rows,
+                                        min(n_components, flat.shape[1], len(pca_rows)), weights)
     projection, projected_centre = reduction(centre, components, weights)
     reduced = np.empty((n_tokens, len(components)), dtype=np.float32)
     for start in range(0, n_tokens, PCA_BLOCK):
