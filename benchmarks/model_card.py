@@ -15,7 +15,9 @@ Everything in the card is read, counted or measured, never typed in:
   ``pretrained_vectors`` file, named in ``card_facts.VECTORS``;
 * with ``--suite``, the rows of a full ``elmofeat benchmark`` run whose general model
   is this one (its ``results.json``): the default features, adapted and in the hybrid,
-  beside TF-IDF and all-MiniLM-L6-v2, and their paired differences on the same splits;
+  beside TF-IDF and all-MiniLM-L6-v2, and their paired differences on the same splits
+  (also written to ``benchmarks/results/<NAME>_on_suite.{json,md}``, the results file
+  the card's figures are checked against);
 * hardware and precision: the machine that writes the card, which must be the one that
   trained the model (``--trained-here``), or, with ``--host-from-card``, what the
   folder's card written there gives (the training precision is what ``precision``
@@ -32,7 +34,7 @@ import json
 from pathlib import Path
 
 # first: the command's process settings (_common) apply before torch loads
-from _common import RESULTS, environment, markdown_table, write_text_atomically
+from _common import RESULTS, environment, markdown_table, write_results, write_text_atomically
 from card_facts import (LICENCE_TERMS, licence_of, licence_section, paired_cell, sources_table,
                         suite_general_model_is, suite_row, training_speed, vectors_of)
 
@@ -196,6 +198,11 @@ def main():
                    for other in references if other in rows]
     scored_as = "" if row == name else f", row `{row}`"
 
+    on_suite = suite_section(args.suite, history, name) if args.suite else ""
+    if args.suite:
+        write_results(f"{name}_on_suite", {"suite": str(args.suite), "model": name},
+                      on_suite.strip() + "\n", command="python benchmarks/model_card.py FOLDER "
+                      f"--recipe {args.recipe} --host-from-card --suite {args.suite}")
     card = f"""# {name}: a general English biLM for elmofeat
 
 {recipe.description[:1].upper() + recipe.description[1:]}. Load it with
@@ -250,7 +257,7 @@ splits on which {name} is above (AG News and R8: one split each). A mean
 inside its spread is not a win.
 
 {markdown_table(["rows", *TASKS], paired_rows)}
-{suite_section(args.suite, history, name) if args.suite else ""}
+{on_suite}
 ## How it was made
 {training_speed(history, name, RESULTS / "bilm_step_profile.json")}
 

@@ -21,11 +21,11 @@ GENERAL_MODEL = "en-base"
 ADAPT_EPOCHS = 1
 
 #: Seconds per training token of one pretraining epoch at the default width (256), on
-#: the reference 2-core machine (Intel Xeon @ 2.50GHz, fp32: the run in docs/report,
+#: the reference 2-core machine (AMD EPYC, fp32: the run in docs/report,
 #: ``benchmarks/suite_costs.py``).
-EPOCH_SECONDS_PER_TOKEN = 235e-6
+EPOCH_SECONDS_PER_TOKEN = 287e-6
 #: The same for one epoch of the general model's adaptation.
-ADAPT_SECONDS_PER_TOKEN = 110e-6
+ADAPT_SECONDS_PER_TOKEN = 170e-6
 #: Seconds per token of computing the general model's layers (128 wide, its features
 #: cached between the splits that share a document), same run. The run measures it
 #: only together with the first row on that biLM: the split between the two is an

