@@ -8,9 +8,9 @@ Prints each difference (path: before != after) and exits 1 if there is one.
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
-import sys
 
 # Keys that hold timings or facts of the run, not results.
 IGNORED = {"wall_seconds", "started", "estimated_seconds", "command", "environment",
@@ -45,8 +45,11 @@ def differences(before, after, path: str = "") -> list[str]:
 
 
 def main(argv=None) -> int:
-    before_path, after_path = (argv if argv is not None else sys.argv[1:])[:2]
-    with open(before_path) as before, open(after_path) as after:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("before", help="the first run's results.json")
+    parser.add_argument("after", help="the second run's results.json")
+    args = parser.parse_args(argv)
+    with open(args.before) as before, open(args.after) as after:
         found = differences(json.load(before), json.load(after))
     print("\n".join(found) if found else "identical, timings aside")
     return 1 if found else 0

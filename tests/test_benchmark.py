@@ -456,6 +456,9 @@ def test_the_report_comparison_ignores_timings_and_finds_a_changed_result(tmp_pa
     for name, value in (("a.json", run), ("b.json", other)):
         (tmp_path / name).write_text(json.dumps(value))
     assert compare.main([str(tmp_path / "a.json"), str(tmp_path / "b.json")]) == 1
+    with pytest.raises(SystemExit) as usage:  # one path: a usage error, not a traceback
+        compare.main([str(tmp_path / "a.json")])
+    assert usage.value.code == 2
 
 
 def test_the_time_estimate_matches_the_published_run(data_home):
