@@ -31,6 +31,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
+import sys
 from pathlib import Path
 
 # first: the command's process settings (_common) apply before torch loads
@@ -201,8 +203,8 @@ def main():
     on_suite = suite_section(args.suite, history, name) if args.suite else ""
     if args.suite:
         write_results(f"{name}_on_suite", {"suite": str(args.suite), "model": name},
-                      on_suite.strip() + "\n", command="python benchmarks/model_card.py FOLDER "
-                      f"--recipe {args.recipe} --host-from-card --suite {args.suite}")
+                      on_suite.strip() + "\n",
+                      command="python benchmarks/model_card.py " + shlex.join(sys.argv[1:]))
     card = f"""# {name}: a general English biLM for elmofeat
 
 {recipe.description[:1].upper() + recipe.description[1:]}. Load it with
