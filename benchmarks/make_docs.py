@@ -15,7 +15,8 @@ RESULTS = ROOT / "benchmarks" / "results"
 # Options the published tables were produced with (default: none).
 OPTIONS = {"few_labels": " --folds 2", "bilm_streaming": " --seconds 90",
            "general_model": " {candidates,train,probe,adapt}",
-           "long_documents": " {embed,check,score,table}"}
+           "long_documents": " {embed,check,score,table}",
+           "distillation": " {train,score}"}
 
 SECTIONS = [
     ("general_model", "General model",
@@ -31,6 +32,13 @@ SECTIONS = [
      "every suite task with C searched, beside TF-IDF, en-small and all-MiniLM-L6-v2; "
      "held-out perplexity on each held-out slice. `name@f` rows are the weights after a "
      "fraction f of a candidate's steps (tokens seen)."),
+    ("distillation", "A general biLM taught by a sentence encoder",
+     "Copies of en-base trained so that a head over their pooled layers gives "
+     "all-MiniLM-L6-v2's vector of each of N corpus pieces (`benchmarks/teacher_texts.py` "
+     "stores the teacher's vectors), the LM loss beside it (issue 69); each student's "
+     "layers, its head's vector and both scored under the suite's protocol on its five "
+     "tasks beside TF-IDF, en-base and MiniLM. Rows at several N (nested prefixes of one "
+     "store) are the learning curve over teacher texts."),
     ("bilm_streaming", "Streamed pretraining against corpus size",
      "`BiLM.fit` on a corpus streamed from disk, 1M to 100M tokens (the general corpus, "
      "read again when it runs out): peak memory and training throughput per size, for "

@@ -239,18 +239,25 @@ class BiLSTMEncoder(nn.Module):
         of LSTM layer ``i``, in the dtype ``torch.stack`` of them would have. Written
         into one tensor: concatenating and then stacking copied everything twice.
         """
-        tokens, forward_states, backward_states = self(inputs, lengths)
-        batch, time, dim = tokens.shape
-        dtype = tokens.dtype
-        for state in forward_states + backward_states:
-            dtype = torch.promote_types(dtype, state.dtype)
-        out = tokens.new_empty((batch, time, len(forward_states) + 1, 2 * dim), dtype=dtype)
-        out[:, :, 0, :dim] = tokens
-        out[:, :, 0, dim:] = tokens
-        for i, (forward, backward) in enumerate(zip(forward_states, backward_states), start=1):
-            out[:, :, i, :dim] = forward
-            out[:, :, i, dim:] = backward
-        return out
+        return stack_representations(*self(inputs, lengths))
+
+
+def stack_representations(tokens: torch.Tensor, forward_states, backward_states) -> torch.Tensor:
+    """ELMo's representations ``(batch, time, n_layers + 1, 2 * dim)`` from the token
+    vectors ``(batch, time, dim)`` and each direction's states in left-to-right order
+    (:meth:`BiLSTMEncoder.forward`'s outputs); see
+    :meth:`BiLSTMEncoder.layer_representations`."""
+    batch, time, dim = tokens.shape
+    dtype = tokens.dtype
+    for state in forward_states + backward_states:
+        dtype = torch.promote_types(dtype, state.dtype)
+    out = tokens.new_empty((batch, time, len(forward_states) + 1, 2 * dim), dtype=dtype)
+    out[:, :, 0, :dim] = tokens
+    out[:, :, 0, dim:] = tokens
+    for i, (forward, backward) in enumerate(zip(forward_states, backward_states), start=1):
+        out[:, :, i, :dim] = forward
+        out[:, :, i, dim:] = backward
+    return out
 
 
 class LanguageModel(nn.Module):
@@ -278,11 +285,18 @@ class LanguageModel(nn.Module):
         return "" if self.n_output_words is None else f"n_output_words={self.n_output_words}"
 
     def _hidden_and_targets(self, inputs, word_ids, lengths):
+        _, forward_states, reversed_states = self.encoder.run_directions(inputs, lengths)
+        return self.hidden_and_targets(forward_states, reversed_states, word_ids, lengths)
+
+    def hidden_and_targets(self, forward_states, reversed_states, word_ids, lengths):
+        """The top layer's states at every predicting position ``(n_targets, dim)`` and
+        the word ids they predict ``(n_targets,)``, from
+        :meth:`BiLSTMEncoder.run_directions`' states (so that an objective that also
+        needs the layers runs the encoder once)."""
         if self.n_output_words is not None:
             word_ids = word_ids.masked_fill(word_ids >= self.n_output_words, self.unknown_id)
         # The backward direction is scored in its own reading order: reversed, its
         # state at t predicts reversed token t + 1, just as the forward one does.
-        _, forward_states, reversed_states = self.encoder.run_directions(inputs, lengths)
         reversed_ids = reverse_padded(word_ids, lengths)
         steps = word_ids.shape[1] - 1
         mask = torch.arange(steps, device=word_ids.device)[None, :] < (lengths - 1)[:, None]

@@ -1,0 +1,342 @@
+"""A general biLM taught by a sentence encoder (issue 69): train, then score under the
+suite's protocol beside en-base, TF-IDF and all-MiniLM-L6-v2.
+
+**Training** (``train``): a copy of en-base (:func:`elmofeat.bilm.distillation.distill`)
+learns, beside its LM loss (weight ``--lm-weight``), to give all-MiniLM-L6-v2's vector
+of each of the first ``--texts`` teacher texts (``benchmarks/teacher_texts.py``'s
+store: corpus pieces of every register, their vectors computed once) from a head over
+its pooled layers. ``--epochs`` passes, AdamW at ``--learning-rate`` decaying linearly
+to zero. The run keeps a checkpoint under ``--work``, so the same command resumes a
+stopped run; the trained model (``NAME.pt``), its head (``NAME.head.pt``) and the
+run's facts (``NAME.json``) stay there.
+
+**Scoring** (``score``): every row is scored on the same splits, the way
+``benchmarks/general_recipe.py`` scores a candidate, with 20 Newsgroups added: CR and
+MPQA stratified 5-fold, AG News one stratified 80/20 split of its 7,600 rows (the first
+of 5 folds), R8 its standard split, 20 Newsgroups the suite's seeded 600 / 600 sample
+of its bydate split (``BenchmarkSettings(folds=5)``, seed 0). The classifier is the
+suite's (:func:`elmofeat.suite.methods.classifier`): LogisticRegressionCV with C chosen
+by inner stratified 3-fold CV over the suite's grid, on the training features alone.
+Rows:
+
+* ``tfidf``: ``TfidfVectorizer(sublinear_tf=True)``;
+* ``minilm``: all-MiniLM-L6-v2 (the ``minilm`` extra), normalised;
+* ``en-base``: ``ElmoVectorizer()``'s defaults (the shipped model, the contextual bag);
+* ``NAME``: the student's layers, through ``ElmoVectorizer``'s defaults;
+* ``NAME:head``: the student's head output (its vector for the teacher's), normalised;
+* ``NAME:both``: the two side by side, the head's block as long (root mean square over
+  the training rows) as the centred layer features'.
+
+Writes ``benchmarks/results/distillation.{json,md}``; each run adds or replaces its
+rows. The learning curve over teacher texts is the ``NAME`` rows trained on nested
+prefixes of the store (``--texts``), at equal or growing passes.
+
+Run: python benchmarks/distillation.py train --texts 100000 [--epochs 1] [--name NAME]
+     python benchmarks/distillation.py score NAME [NAME ...] [--references]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from pathlib import Path
+
+# first: the command's process settings (_common) apply before torch loads
+from _common import cpu_description, markdown_table, write_results
+from card_facts import paired_cell
+import general_recipe as recipe
+import teacher_texts
+
+import numpy as np
+import torch
+from sklearn.feature_extraction.text import TfidfVectorizer
+
+from elmofeat import BiLM, ElmoVectorizer
+from elmofeat.bilm.distillation import DocumentHead, head_vectors
+from elmofeat.datasets import get_data_home
+from elmofeat.suite.data import load_dataset
+from elmofeat.suite.methods import PENALTIES, classifier
+from elmofeat.suite.settings import BenchmarkSettings
+
+TASKS = ("ag_news", "r8", "cr", "mpqa", "20ng")
+BASE = "en-base"
+DEFAULT_WORK = Path("~/elmofeat-work/distill").expanduser()
+RESULTS_NAME = "distillation"
+
+
+# -- training --------------------------------------------------------------------------
+
+def run_name(args) -> str:
+    return args.name or (f"distil-{args.texts // 1000}k-e{args.epochs}"
+                         + (f"-lm{args.lm_weight:g}" if args.lm_weight != 1 else "")
+                         + (f"-{args.loss}" if args.loss != "cosine" else ""))
+
+
+def train(args) -> None:
+    from elmofeat.bilm.distillation import distill
+
+    name, work = run_name(args), args.work
+    work.mkdir(parents=True, exist_ok=True)
+    rows, targets = teacher_texts.load_teacher(args.store, args.texts)
+    base = BiLM.from_pretrained(BASE)
+    print(f"{name}: {len(rows):,} teacher texts, {args.epochs} epoch(s)", flush=True)
+    start = time.perf_counter()
+    result = distill(base, [r["text"] for r in rows], targets, lm_weight=args.lm_weight,
+                     loss=args.loss, epochs=args.epochs, batch_size=args.batch,
+                     learning_rate=args.learning_rate, random_state=args.seed,
+                     device=args.device, checkpoint=work / f"{name}.ckpt",
+                     checkpoint_every=200, verbose=True)
+    if not all(h["complete"] for h in result.history):
+        raise SystemExit("stopped before the end: run the same command again to resume")
+    minutes = sum(h["seconds"] for h in result.history) / 60
+    result.bilm.save(work / f"{name}.pt")
+    torch.save({"state": result.head.state_dict(),
+                "shape": [int(result.head.scales.numel()), int(base.output_dim_),
+                          int(targets.shape[1])]}, work / f"{name}.head.pt")
+    manifest = teacher_texts.read_manifest(args.store)
+    facts = {"from": BASE, "teacher": manifest["teacher"],
+             "teacher_package": manifest["teacher_package"], "texts": len(rows),
+             "teacher_texts_sha256": manifest["texts_sha256"],
+             "settings": {"epochs": args.epochs, "lm_weight": args.lm_weight,
+                          "loss": args.loss, "batch": args.batch,
+                          "learning_rate": args.learning_rate, "seed": args.seed},
+             "history": result.history, "train_minutes": round(minutes, 1),
+             "wall_minutes": round((time.perf_counter() - start) / 60, 1),
+             "device": args.device or "cpu",
+             "host": f"{os.cpu_count()} CPUs, {cpu_description()}"
+                     if (args.device or "cpu") == "cpu" else args.device}
+    (work / f"{name}.json").write_text(json.dumps(facts, indent=1))
+    (work / f"{name}.ckpt").unlink(missing_ok=True)
+    print(json.dumps(facts["history"]), f"{minutes:.1f} min", flush=True)
+
+
+def load_student(name: str, work: Path):
+    bilm = BiLM.load(work / f"{name}.pt")
+    saved = torch.load(work / f"{name}.head.pt", weights_only=True)
+    head = DocumentHead(*saved["shape"], scales=np.ones(saved["shape"][0]))
+    head.load_state_dict(saved["state"])
+    return bilm, head.eval(), json.loads((work / f"{name}.json").read_text())
+
+
+# -- scoring ---------------------------------------------------------------------------
+
+def splits_of(home: Path) -> dict:
+    settings = BenchmarkSettings(folds=5)
+    return {task: load_dataset(task, settings, home).splits[:recipe.MAX_SPLITS.get(task)]
+            for task in TASKS}
+
+
+def searched_accuracy(train, y_train, test, y_test) -> tuple[float, float]:
+    model = classifier(None, seed=0).fit(train, y_train)
+    return float(np.mean(model.predict(test) == y_test)), float(np.ravel(model.C_)[0])
+
+
+def score(make_features, splits: dict) -> dict:
+    scores = {}
+    for task, task_splits in splits.items():
+        accuracies, penalties, seconds = [], [], 0.0
+        for split in task_splits:
+            start = time.perf_counter()
+            features = make_features()
+            train = features.fit_transform(split.X_train)
+            test = features.transform(split.X_test)
+            seconds += time.perf_counter() - start
+            accuracy, C = searched_accuracy(train, split.y_train, test, split.y_test)
+            accuracies.append(accuracy)
+            penalties.append(C)
+        scores[task] = {"mean": float(np.mean(accuracies)), "splits": accuracies,
+                        "C": penalties, "feature_seconds": round(seconds, 1)}
+        print(f"  {task}: {scores[task]['mean']:.4f} (C {penalties})", flush=True)
+    return scores
+
+
+class PerText:
+    """Features that depend on the text alone, computed once per text in this process
+    (the folds share them): ``encode(texts) -> (n, dim)``."""
+
+    def __init__(self, encode):
+        self.encode, self.seen = encode, {}
+
+    def fit_transform(self, texts):
+        return self.transform(texts)
+
+    def transform(self, texts):
+        new = list(dict.fromkeys(t for t in texts if t not in self.seen))
+        if new:
+            self.seen.update(zip(new, self.encode(new)))
+        return np.stack([self.seen[t] for t in texts])
+
+
+def unit(vectors: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return vectors / np.where(norms > 0, norms, 1)
+
+
+def head_encoder(bilm, head):
+    def encode(texts):
+        layers, offsets = bilm.embed_flat(texts)
+        return unit(head_vectors(head, layers, offsets))
+    return encode
+
+
+class Both:
+    """The layers' features (``ElmoVectorizer``'s defaults) and the head's unit vectors
+    side by side, the head's block scaled to the root-mean-square length of the centred
+    layer features of the training rows."""
+
+    def __init__(self, bilm, head_features: PerText):
+        self.bilm, self.head_features = bilm, head_features
+
+    def fit_transform(self, texts):
+        self.layers = recipe.elmo_features(self.bilm)()
+        dense = self.layers.fit_transform(texts)
+        centred = dense - dense.mean(0)
+        self.weight = float(np.sqrt(np.mean(np.sum(centred ** 2, 1))))
+        return np.hstack([dense, self.weight * self.head_features.transform(texts)])
+
+    def transform(self, texts):
+        return np.hstack([self.layers.transform(texts),
+                          self.weight * self.head_features.transform(texts)])
+
+
+def stored_rows() -> dict:
+    path = recipe.RESULTS / f"{RESULTS_NAME}.json"
+    return json.loads(path.read_text())["rows"] if path.is_file() else {}
+
+
+def score_rows(names, references: bool, home: Path, work: Path) -> None:
+    splits = splits_of(home)
+    rows = stored_rows()
+    measured = {"cpu": cpu_description(), "cpu_count": os.cpu_count(),
+                "date": time.strftime("%Y-%m-%d")}
+    if references:
+        print("== tfidf", flush=True)
+        rows["tfidf"] = {"config": "TfidfVectorizer(sublinear_tf=True)", "measured": measured,
+                         "scores": score(lambda: TfidfVectorizer(sublinear_tf=True), splits)}
+        write(rows)
+        print(f"== {BASE}", flush=True)
+        rows[BASE] = {"config": "ElmoVectorizer() (en-base, defaults)", "measured": measured,
+                      "scores": score(recipe.elmo_features(BiLM.from_pretrained(BASE)), splits)}
+        write(rows)
+        try:
+            features = recipe.MiniLMFeatures()
+        except ImportError as exc:
+            print(f"minilm skipped: the optional extra is not installed ({exc})")
+        else:
+            print("== minilm", flush=True)
+            rows["minilm"] = {"config": "all-MiniLM-L6-v2 (sentence-transformers), normalised",
+                              "measured": measured, "scores": score(lambda: features, splits)}
+        write(rows)
+    for spec in names:
+        name, _, kinds = spec.partition(":")
+        kinds = kinds.split(",") if kinds else ["layers", "head", "both"]
+        bilm, head, facts = load_student(name, work)
+        head_features = PerText(head_encoder(bilm, head))
+        makers = {"layers": (name, recipe.elmo_features(bilm)),
+                  "head": (f"{name}:head", lambda: head_features),
+                  "both": (f"{name}:both", lambda: Both(bilm, head_features))}
+        for kind in kinds:
+            row, make = makers[kind]
+            print(f"== {row}", flush=True)
+            rows[row] = {"config": {"student": name, "features": kind}, "measured": measured,
+                         "training": {k: facts[k] for k in ("from", "teacher", "texts",
+                                                            "settings", "train_minutes",
+                                                            "device", "host", "history")},
+                         "scores": score(make, splits)}
+            write(rows)
+
+
+# -- the results file ------------------------------------------------------------------
+
+FEATURES = {"layers": "its layers, `ElmoVectorizer()`'s defaults", "head": "its head's vector",
+            "both": "both side by side"}
+
+
+def describe(name: str, row: dict) -> list:
+    training = row.get("training")
+    if training is None:
+        return [name, row["config"], "", "", ""]
+    settings = training["settings"]
+    return [name, FEATURES[row["config"]["features"]], f"{training['texts']:,}",
+            f"{settings['epochs']} (LM weight {settings['lm_weight']:g}, {settings['loss']})",
+            f"{training['train_minutes']:.1f} on {training['host']}"]
+
+
+def write(rows: dict) -> None:
+    header = ["row", "features", "teacher texts", "epochs", "train min",
+              *TASKS, "mean of 4", "mean of 5", "measured on"]
+    table = []
+    for name, row in rows.items():
+        means = [row["scores"][t]["mean"] for t in TASKS if t in row["scores"]]
+        complete = len(means) == len(TASKS)
+        table.append([*describe(name, row), *(f"{m:.4f}" for m in means),
+                      *([""] * (len(TASKS) - len(means))),
+                      f"{np.mean(means[:4]):.4f}" if len(means) >= 4 else "",
+                      f"{np.mean(means):.4f}" if complete else "",
+                      f"{row['measured']['cpu']}, {row['measured']['date']}"])
+    markdown = (
+        "## Distillation: en-base taught by all-MiniLM-L6-v2 (issue 69)\n\n"
+        "Students: copies of en-base trained so that a head over their pooled layers "
+        "(mean and max of each layer, one linear map) gives all-MiniLM-L6-v2's "
+        "normalised vector of each teacher text, the LM loss beside it "
+        "(`elmofeat.bilm.distillation.distill`). Teacher texts: the first N pieces of "
+        "`benchmarks/teacher_texts.py`'s store (one to three sentences of the corpus's "
+        "training files, every register: "
+        + ", ".join(f"{r} {s:.0%}" for r, s in teacher_texts.SHARES.items())
+        + "). Accuracy under the suite's protocol: CR and MPQA stratified 5-fold, AG "
+        "News one stratified 80/20 split of its 7,600 rows, R8 its standard split, 20 "
+        "Newsgroups the suite's seeded 600 / 600 sample; LogisticRegressionCV, C chosen "
+        "by inner 3-fold CV over " + ", ".join(f"{c:g}" for c in PENALTIES)
+        + ". `mean of 4`: without 20 Newsgroups (general_recipe's tasks). "
+        "`train min`: the student's training, on the host it names.\n\n"
+        + markdown_table(header, table) + "\n")
+    for base in (BASE, "minilm", "tfidf"):
+        if base not in rows:
+            continue
+        others = [n for n in rows if n != base and all(t in rows[n]["scores"] for t in TASKS)]
+        paired = [[f"{n} minus {base}", *(paired_cell(rows[n], rows[base], t) for t in TASKS)]
+                  for n in others]
+        markdown += (f"\nEach row minus {base} on the same splits, paired: the difference in "
+                     "accuracy split by split, in points, mean ± std (ddof=1) and the "
+                     "splits on which the row is above (AG News, R8 and 20 Newsgroups: one "
+                     "split each). A mean inside its spread is not a win.\n\n"
+                     + markdown_table(["rows", *TASKS], paired) + "\n")
+    write_results(RESULTS_NAME, {"rows": rows, "penalties": list(PENALTIES)}, markdown)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    fit = sub.add_parser("train", help="distil en-base on the first --texts teacher texts")
+    fit.add_argument("--texts", type=int, default=100_000)
+    fit.add_argument("--epochs", type=int, default=1)
+    fit.add_argument("--lm-weight", type=float, default=1.0)
+    fit.add_argument("--loss", default="cosine")
+    fit.add_argument("--batch", type=int, default=64)
+    fit.add_argument("--learning-rate", type=float, default=2e-3)
+    fit.add_argument("--seed", type=int, default=0)
+    fit.add_argument("--device", default=None)
+    fit.add_argument("--name", default=None)
+    rate = sub.add_parser("score", help="score students (NAME, or NAME:layers,head,both)")
+    rate.add_argument("names", nargs="*")
+    rate.add_argument("--references", action="store_true",
+                      help="also score tfidf, en-base and minilm")
+    rate.add_argument("--data-home", default=None)
+    sub.add_parser("rewrite", help="write the markdown again from the stored rows")
+    for command in (fit, rate):
+        command.add_argument("--work", type=Path, default=DEFAULT_WORK)
+    fit.add_argument("--store", type=Path, default=teacher_texts.DEFAULT_STORE)
+    args = parser.parse_args()
+    if args.command == "train":
+        train(args)
+    elif args.command == "score":
+        score_rows(args.names, args.references, Path(get_data_home(args.data_home)),
+                   args.work)
+    else:
+        write(stored_rows())
+
+
+if __name__ == "__main__":
+    main()
