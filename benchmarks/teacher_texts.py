@@ -134,9 +134,12 @@ def sha256(path: Path) -> str:
 
 
 def selection_settings() -> dict:
-    return {"registers": REGISTERS, "shares": SHARES, "max_words": MAX_WORDS,
-            "min_words": MIN_WORDS, "pieces_per_paragraph": PIECES_PER_PARAGRAPH,
-            "seed": SEED, "chunk": CHUNK}
+    """The settings that decide the selection, as the manifest stores them (JSON: the
+    patterns' tuples become lists)."""
+    settings = {"registers": REGISTERS, "shares": SHARES, "max_words": MAX_WORDS,
+                "min_words": MIN_WORDS, "pieces_per_paragraph": PIECES_PER_PARAGRAPH,
+                "seed": SEED, "chunk": CHUNK}
+    return json.loads(json.dumps(settings))
 
 
 def write_texts(store: Path, rows: list[dict]) -> str:

@@ -330,6 +330,9 @@ def distill(bilm, texts, targets, *, lm_weight: float = 1.0, loss: str = "cosine
                 save()
                 break
             state["history"].append(record)
+            if verbose:
+                print(f"epoch {record['epoch']}: distillation {record['distillation_loss']:.4f}, "
+                      f"LM {record['lm_loss']:.3f} ({seconds:.0f} s)", flush=True)
             state["epoch"], state["step"] = state["epoch"] + 1, 0
             state["sums"] = [0.0, 0.0, 0, 0.0]
             save()
