@@ -33,6 +33,7 @@ prefixes of the store (``--texts``), at equal or growing passes.
 
 Run: python benchmarks/distillation.py train --texts 100000 [--epochs 1] [--name NAME]
      python benchmarks/distillation.py score NAME [NAME ...] [--references]
+     python benchmarks/distillation.py cosine NAME [NAME ...]
 """
 
 from __future__ import annotations
@@ -248,6 +249,29 @@ def score_rows(names, references: bool, home: Path, work: Path) -> None:
             write(rows)
 
 
+def teacher_cosine(names, work: Path) -> None:
+    """Each student's mean cosine between its head's vectors and the teacher's, on the
+    held-out store's texts (``teacher_texts.py --heldout``) and on the first as many
+    of its training texts; kept in the student's rows."""
+    heldout_rows, heldout = teacher_texts.load_teacher(teacher_texts.DEFAULT_HELDOUT_STORE)
+    trained_rows, trained = teacher_texts.load_teacher(teacher_texts.DEFAULT_STORE,
+                                                       len(heldout_rows))
+    rows = stored_rows()
+    for name in names:
+        bilm, head, _ = load_student(name, work)
+        encode = head_encoder(bilm, head)
+        cosines = {"heldout": float(np.mean(np.sum(
+                       encode([r["text"] for r in heldout_rows]) * unit(heldout), 1))),
+                   "training": float(np.mean(np.sum(
+                       encode([r["text"] for r in trained_rows]) * unit(trained), 1))),
+                   "texts": len(heldout_rows)}
+        print(f"{name}: {cosines}", flush=True)
+        for row in (name, f"{name}:head", f"{name}:both"):
+            if row in rows:
+                rows[row]["teacher_cosine"] = cosines
+    write(rows)
+
+
 # -- the results file ------------------------------------------------------------------
 
 FEATURES = {"layers": "its layers, `ElmoVectorizer()`'s defaults", "head": "its head's vector",
@@ -265,13 +289,15 @@ def describe(name: str, row: dict) -> list:
 
 
 def write(rows: dict) -> None:
-    header = ["row", "features", "teacher texts", "epochs", "train min",
+    header = ["row", "features", "teacher texts", "epochs", "train min", "cosine held out",
               *TASKS, "mean of 4", "mean of 5", "measured on"]
     table = []
     for name, row in rows.items():
         means = [row["scores"][t]["mean"] for t in TASKS if t in row["scores"]]
         complete = len(means) == len(TASKS)
-        table.append([*describe(name, row), *(f"{m:.4f}" for m in means),
+        cosine = row.get("teacher_cosine", {}).get("heldout")
+        table.append([*describe(name, row), "" if cosine is None else f"{cosine:.3f}",
+                      *(f"{m:.4f}" for m in means),
                       *([""] * (len(TASKS) - len(means))),
                       f"{np.mean(means[:4]):.4f}" if len(means) >= 4 else "",
                       f"{np.mean(means):.4f}" if complete else "",
@@ -290,6 +316,9 @@ def write(rows: dict) -> None:
         "Newsgroups the suite's seeded 600 / 600 sample; LogisticRegressionCV, C chosen "
         "by inner 3-fold CV over " + ", ".join(f"{c:g}" for c in PENALTIES)
         + ". `mean of 4`: without 20 Newsgroups (general_recipe's tasks). "
+        "`cosine held out`: the mean cosine between the student's head vector and the "
+        "teacher's on 2,000 pieces of the corpus's held-out files (`teacher_texts.py "
+        "--heldout`), texts no student trained on. "
         "`train min`: the student's training, on the host it names.\n\n"
         + markdown_table(header, table) + "\n")
     for base in (BASE, "minilm", "tfidf"):
@@ -325,7 +354,10 @@ def main():
                       help="also score tfidf, en-base and minilm")
     rate.add_argument("--data-home", default=None)
     sub.add_parser("rewrite", help="write the markdown again from the stored rows")
-    for command in (fit, rate):
+    near = sub.add_parser("cosine", help="each student's head against the teacher on "
+                          "held-out texts")
+    near.add_argument("names", nargs="+")
+    for command in (fit, rate, near):
         command.add_argument("--work", type=Path, default=DEFAULT_WORK)
     fit.add_argument("--store", type=Path, default=teacher_texts.DEFAULT_STORE)
     args = parser.parse_args()
@@ -334,6 +366,8 @@ def main():
     elif args.command == "score":
         score_rows(args.names, args.references, Path(get_data_home(args.data_home)),
                    args.work)
+    elif args.command == "cosine":
+        teacher_cosine(args.names, args.work)
     else:
         write(stored_rows())
 

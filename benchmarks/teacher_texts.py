@@ -25,8 +25,14 @@ stopped run, or a larger ``--texts`` later, only encodes what is missing. On 2 C
 threads about 270 texts a second (issue 69's probe); with ``--device cuda``, on a lent
 GPU, the same vectors (up to float rounding) in seconds.
 
+``--heldout`` selects pieces of the corpus's held-out files the same way (its own
+store, default ``~/elmofeat-work/distill/teacher-heldout``): the texts on which
+``benchmarks/distillation.py`` measures how near a student's head comes to the teacher
+on text it never trained on.
+
 Run: python benchmarks/teacher_texts.py --texts 100000 [--store DIR] [--data-home DIR]
      [--device cpu] [--batch 128]
+     python benchmarks/teacher_texts.py --heldout --texts 2000
 """
 
 from __future__ import annotations
@@ -59,6 +65,14 @@ REGISTERS = {
     "old": ("gutenberg_train_*.txt.gz", "brown_nltk.txt.gz",
             "us_presidential_speeches_nltk.txt.gz"),
 }
+#: The held-out slices of the same registers (``--heldout``): texts no student trains on,
+#: for the held-out distillation loss.
+HELDOUT = {
+    "wikipedia": ("wikipedia_heldout.txt.gz",),
+    "wikinews": ("wikinews_heldout.txt.gz",),
+    "dialogue": ("dialogue_*_heldout.txt.gz",),
+    "old": ("gutenberg_heldout.txt.gz",),
+}
 #: Each register's share of the pieces: the modern registers alike (encyclopaedic, news
 #: and conversational text are the evaluation tasks' registers), old books a tenth.
 SHARES = {"wikipedia": 0.3, "wikinews": 0.3, "dialogue": 0.3, "old": 0.1}
@@ -68,6 +82,7 @@ PIECES_PER_PARAGRAPH = 2
 SEED = 0
 CHUNK = 10_000
 DEFAULT_STORE = Path("~/elmofeat-work/distill/teacher").expanduser()
+DEFAULT_HELDOUT_STORE = Path("~/elmofeat-work/distill/teacher-heldout").expanduser()
 
 # A sentence ends at . ! or ? (closing quotes or brackets after it) before white space
 # and a capital, digit or opening quote: a heuristic, and pieces need no more.
@@ -92,10 +107,12 @@ def paragraph_pieces(paragraph: str, rng: np.random.RandomState) -> list[str]:
     return found
 
 
-def register_stream(home: Path, register: str, quota: int) -> list[str]:
+def register_stream(home: Path, register: str, quota: int, files=None) -> list[str]:
     """The first ``quota`` pieces of ``register``: its paragraphs in a seeded order, at
-    most ``PIECES_PER_PARAGRAPH`` pieces of each (chosen at random among its pieces)."""
-    paragraphs = list(TextFiles([str(home / "corpus" / p) for p in REGISTERS[register]]))
+    most ``PIECES_PER_PARAGRAPH`` pieces of each (chosen at random among its pieces).
+    ``files``: the register's file patterns (default: :data:`REGISTERS`')."""
+    patterns = (files or REGISTERS)[register]
+    paragraphs = list(TextFiles([str(home / "corpus" / p) for p in patterns]))
     seed = [SEED, *register.encode()]
     order = np.random.RandomState(np.random.SeedSequence(seed).generate_state(1)).permutation(
         len(paragraphs))
@@ -113,13 +130,15 @@ def register_stream(home: Path, register: str, quota: int) -> list[str]:
                      f"{quota:,} asked for")
 
 
-def select_texts(home: Path, n: int) -> list[dict]:
+def select_texts(home: Path, n: int, heldout: bool = False) -> list[dict]:
     """``n`` pieces, the registers interleaved so that every prefix keeps their shares:
-    a piece's place is ``(rank in its register + 0.5) / share``."""
+    a piece's place is ``(rank in its register + 0.5) / share``. ``heldout``: from the
+    held-out files (:data:`HELDOUT`)."""
     keyed = []
     for register, share in SHARES.items():
         quota = int(np.ceil(share * n)) + 1
-        for rank, text in enumerate(register_stream(home, register, quota)):
+        stream = register_stream(home, register, quota, HELDOUT if heldout else REGISTERS)
+        for rank, text in enumerate(stream):
             keyed.append(((rank + 0.5) / share, register, text))
     keyed.sort(key=lambda item: (item[0], item[1]))
     return [{"text": text, "register": register} for _, register, text in keyed[:n]]
@@ -133,10 +152,10 @@ def sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def selection_settings() -> dict:
+def selection_settings(heldout: bool = False) -> dict:
     """The settings that decide the selection, as the manifest stores them (JSON: the
     patterns' tuples become lists)."""
-    settings = {"registers": REGISTERS, "shares": SHARES, "max_words": MAX_WORDS,
+    settings = {"registers": HELDOUT if heldout else REGISTERS, "shares": SHARES, "max_words": MAX_WORDS,
                 "min_words": MIN_WORDS, "pieces_per_paragraph": PIECES_PER_PARAGRAPH,
                 "seed": SEED, "chunk": CHUNK}
     return json.loads(json.dumps(settings))
@@ -158,15 +177,16 @@ def read_manifest(store: Path) -> dict | None:
     return json.loads(path.read_text()) if path.is_file() else None
 
 
-def encode(store: Path, home: Path, n: int, device: str, batch: int) -> dict:
+def encode(store: Path, home: Path, n: int, device: str, batch: int,
+           heldout: bool = False) -> dict:
     """Select ``n`` texts and encode the chunks not yet in the store."""
     store.mkdir(parents=True, exist_ok=True)
     manifest = read_manifest(store)
-    settings = selection_settings()
+    settings = selection_settings(heldout)
     if manifest is not None and manifest["selection"] != settings:
         raise SystemExit(f"{store} holds another selection; use another --store")
     start = time.perf_counter()
-    rows = select_texts(home, n)
+    rows = select_texts(home, n, heldout)
     print(f"{len(rows):,} texts selected in {time.perf_counter() - start:.0f} s", flush=True)
     chunks = dict((manifest or {}).get("chunks", {}))
     if manifest is not None:
@@ -249,16 +269,20 @@ def read_texts(store: Path, n: int) -> list[dict]:
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--texts", type=int, default=100_000)
-    parser.add_argument("--store", type=Path, default=DEFAULT_STORE)
+    parser.add_argument("--store", type=Path, default=None)
     parser.add_argument("--data-home", default=None)
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--batch", type=int, default=128)
+    parser.add_argument("--heldout", action="store_true",
+                        help="pieces of the held-out files (default store: "
+                        f"{DEFAULT_HELDOUT_STORE})")
     args = parser.parse_args()
-    manifest = encode(args.store.expanduser(), Path(get_data_home(args.data_home)),
-                      args.texts, args.device, args.batch)
+    store = args.store or (DEFAULT_HELDOUT_STORE if args.heldout else DEFAULT_STORE)
+    manifest = encode(store.expanduser(), Path(get_data_home(args.data_home)),
+                      args.texts, args.device, args.batch, args.heldout)
     rows = sum(c["rows"] for c in manifest["chunks"].values())
     seconds = sum(c["seconds"] for c in manifest["chunks"].values())
-    print(f"{rows:,} teacher vectors in {args.store} ({seconds / 60:.1f} min of encoding)")
+    print(f"{rows:,} teacher vectors in {store} ({seconds / 60:.1f} min of encoding)")
 
 
 if __name__ == "__main__":
