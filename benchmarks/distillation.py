@@ -33,7 +33,7 @@ prefixes of the store (``--texts``), at equal or growing passes.
 
 Run: python benchmarks/distillation.py train --texts 100000 [--epochs 1] [--name NAME]
      python benchmarks/distillation.py score NAME [NAME ...] [--references]
-     python benchmarks/distillation.py cosine NAME [NAME ...]
+     python benchmarks/distillation.py cosine NAME [NAME ...] [--frozen 25000]
 """
 
 from __future__ import annotations
@@ -135,22 +135,9 @@ def searched_accuracy(train, y_train, test, y_test) -> tuple[float, float]:
 
 
 def score(make_features, splits: dict) -> dict:
-    scores = {}
-    for task, task_splits in splits.items():
-        accuracies, penalties, seconds = [], [], 0.0
-        for split in task_splits:
-            start = time.perf_counter()
-            features = make_features()
-            train = features.fit_transform(split.X_train)
-            test = features.transform(split.X_test)
-            seconds += time.perf_counter() - start
-            accuracy, C = searched_accuracy(train, split.y_train, test, split.y_test)
-            accuracies.append(accuracy)
-            penalties.append(C)
-        scores[task] = {"mean": float(np.mean(accuracies)), "splits": accuracies,
-                        "C": penalties, "feature_seconds": round(seconds, 1)}
-        print(f"  {task}: {scores[task]['mean']:.4f} (C {penalties})", flush=True)
-    return scores
+    """general_recipe's scoring with the suite's C grid (the features are scaled since
+    general_recipe pinned its grid)."""
+    return recipe.score(make_features, splits, accuracy=searched_accuracy)
 
 
 class PerText:
@@ -249,14 +236,26 @@ def score_rows(names, references: bool, home: Path, work: Path) -> None:
             write(rows)
 
 
-def teacher_cosine(names, work: Path) -> None:
+def teacher_cosine(names, work: Path, frozen: int = 0, perplexity_words: int = 0,
+                   home: Path | None = None) -> None:
     """Each student's mean cosine between its head's vectors and the teacher's, on the
     held-out store's texts (``teacher_texts.py --heldout``) and on the first as many
-    of its training texts; kept in the student's rows."""
+    of its training texts; kept in the student's rows. ``frozen``: also en-base's, a
+    head alone fitted on this many training texts (:func:`frozen_head_cosine`).
+    ``perplexity_words``: also each model's held-out perplexity (both directions) on
+    about this many words of each held-out slice of the corpus (general_recipe's
+    slices), en-base's beside them: whether a student is still a language model."""
+    slices = recipe.heldout_slices(home, perplexity_words) if perplexity_words else None
     heldout_rows, heldout = teacher_texts.load_teacher(teacher_texts.DEFAULT_HELDOUT_STORE)
     trained_rows, trained = teacher_texts.load_teacher(teacher_texts.DEFAULT_STORE,
                                                        len(heldout_rows))
     rows = stored_rows()
+    if frozen:
+        rows[BASE]["teacher_cosine"] = frozen_head_cosine(frozen)
+        print(f"{BASE}, a head alone: {rows[BASE]['teacher_cosine']}", flush=True)
+    if slices:
+        rows[BASE]["heldout_perplexity"] = recipe.heldout_perplexity(
+            BiLM.from_pretrained(BASE), slices)
     for name in names:
         bilm, head, _ = load_student(name, work)
         encode = head_encoder(bilm, head)
@@ -265,11 +264,51 @@ def teacher_cosine(names, work: Path) -> None:
                    "training": float(np.mean(np.sum(
                        encode([r["text"] for r in trained_rows]) * unit(trained), 1))),
                    "texts": len(heldout_rows)}
-        print(f"{name}: {cosines}", flush=True)
+        perplexity = recipe.heldout_perplexity(bilm, slices) if slices else None
+        print(f"{name}: {cosines} {perplexity or ''}", flush=True)
         for row in (name, f"{name}:head", f"{name}:both"):
             if row in rows:
                 rows[row]["teacher_cosine"] = cosines
+                if perplexity:
+                    rows[row]["heldout_perplexity"] = perplexity
     write(rows)
+
+
+def frozen_head_cosine(n_texts: int) -> dict:
+    """What a head alone reaches: en-base's layers kept as they are, the head's linear
+    map fitted by least squares (ridge, alpha 1) from the pooled layers of the first
+    ``n_texts`` training texts to the teacher's vectors; its mean cosine on the
+    held-out texts. The reference the students' cosines are read against."""
+    from sklearn.linear_model import Ridge
+
+    base = BiLM.from_pretrained(BASE)
+    probe = DocumentHead(base.n_representations_, base.output_dim_, 1, base.layer_scales_)
+
+    def pooled(texts):
+        parts = []
+        for start in range(0, len(texts), 2000):
+            layers, offsets = base.embed_flat(texts[start:start + 2000])
+            parts.append(pooled_layers(probe, layers, offsets))
+        return np.concatenate(parts)
+
+    rows, targets = teacher_texts.load_teacher(teacher_texts.DEFAULT_STORE, n_texts)
+    heldout_rows, heldout = teacher_texts.load_teacher(teacher_texts.DEFAULT_HELDOUT_STORE)
+    ridge = Ridge(alpha=1.0).fit(pooled([r["text"] for r in rows]), targets)
+    predicted = unit(ridge.predict(pooled([r["text"] for r in heldout_rows])))
+    return {"heldout": float(np.mean(np.sum(predicted * unit(heldout), 1))),
+            "texts": len(heldout_rows), "fitted_on": n_texts}
+
+
+def pooled_layers(head: DocumentHead, layers, offsets) -> np.ndarray:
+    """``head``'s pooled input (mean and max of each scaled layer) of each document: its
+    vectors with an identity map."""
+    width = head.linear.in_features
+    identity = DocumentHead(len(head.scales), width // (2 * len(head.scales)), width,
+                            head.scales.numpy())
+    with torch.no_grad():
+        identity.linear.weight.copy_(torch.eye(width))
+        identity.linear.bias.zero_()
+    return head_vectors(identity, layers, offsets)
 
 
 # -- the results file ------------------------------------------------------------------
@@ -288,15 +327,34 @@ def describe(name: str, row: dict) -> list:
             f"{training['train_minutes']:.1f} on {training['host']}"]
 
 
-def write(rows: dict) -> None:
+def teacher_facts() -> dict | None:
+    """The stores' sizes and encoding cost (from their manifests), or None without one."""
+    facts = {}
+    for name, store in (("training", teacher_texts.DEFAULT_STORE),
+                        ("heldout", teacher_texts.DEFAULT_HELDOUT_STORE)):
+        manifest = teacher_texts.read_manifest(store)
+        if manifest is not None:
+            chunks = manifest["chunks"].values()
+            seconds = sum(c["seconds"] for c in chunks)
+            facts[name] = {"texts": manifest["texts_rows"], "teacher": manifest["teacher"],
+                           "encoding_minutes": round(seconds / 60, 1),
+                           "texts_per_second": round(manifest["texts_rows"] / seconds),
+                           "hosts": sorted({c.get("host", c["device"]) for c in chunks}),
+                           "texts_sha256": manifest["texts_sha256"]}
+    return facts or None
+
+
+def write(rows: dict, teacher: dict | None = None) -> None:
     header = ["row", "features", "teacher texts", "epochs", "train min", "cosine held out",
-              *TASKS, "mean of 4", "mean of 5", "measured on"]
+              "ppl wikipedia / dialogue", *TASKS, "mean of 4", "mean of 5", "measured on"]
     table = []
     for name, row in rows.items():
         means = [row["scores"][t]["mean"] for t in TASKS if t in row["scores"]]
         complete = len(means) == len(TASKS)
         cosine = row.get("teacher_cosine", {}).get("heldout")
+        ppl = row.get("heldout_perplexity")
         table.append([*describe(name, row), "" if cosine is None else f"{cosine:.3f}",
+                      "" if not ppl else f"{ppl['wikipedia']:.1f} / {ppl['dialogue']:.1f}",
                       *(f"{m:.4f}" for m in means),
                       *([""] * (len(TASKS) - len(means))),
                       f"{np.mean(means[:4]):.4f}" if len(means) >= 4 else "",
@@ -318,7 +376,11 @@ def write(rows: dict) -> None:
         + ". `mean of 4`: without 20 Newsgroups (general_recipe's tasks). "
         "`cosine held out`: the mean cosine between the student's head vector and the "
         "teacher's on 2,000 pieces of the corpus's held-out files (`teacher_texts.py "
-        "--heldout`), texts no student trained on. "
+        "--heldout`), texts no student trained on; en-base's: a head alone, its linear "
+        "map fitted by ridge regression on en-base's unchanged pooled layers (`cosine "
+        "--frozen N`). `ppl`: held-out perplexity (both directions) on about 20,000 "
+        "words of the corpus's held-out Wikipedia and dialogue slices (`cosine "
+        "--perplexity-words 20000`; general_recipe's slices at another size). "
         "`train min`: the student's training, on the host it names.\n\n"
         + markdown_table(header, table) + "\n")
     for base in (BASE, "minilm", "tfidf"):
@@ -332,7 +394,18 @@ def write(rows: dict) -> None:
                      "splits on which the row is above (AG News, R8 and 20 Newsgroups: one "
                      "split each). A mean inside its spread is not a win.\n\n"
                      + markdown_table(["rows", *TASKS], paired) + "\n")
-    write_results(RESULTS_NAME, {"rows": rows, "penalties": list(PENALTIES)}, markdown)
+    stored = json.loads((recipe.RESULTS / f"{RESULTS_NAME}.json").read_text()).get("teacher") \
+        if (recipe.RESULTS / f"{RESULTS_NAME}.json").is_file() else None
+    teacher = teacher or teacher_facts() or stored
+    if teacher:
+        # the held-out store was encoded beside a training run: its time is no figure
+        markdown += "\nTeacher stores: " + "; ".join(
+            f"{kind}, {t['texts']:,} texts encoded by {t['teacher']}"
+            + ("" if kind == "heldout" else
+               f" in {t['encoding_minutes']} min ({t['texts_per_second']} a second, "
+               f"on {'; '.join(t['hosts'])})") for kind, t in teacher.items()) + ".\n"
+    write_results(RESULTS_NAME, {"rows": rows, "penalties": list(PENALTIES),
+                                 "teacher": teacher}, markdown)
 
 
 def main():
@@ -356,7 +429,12 @@ def main():
     sub.add_parser("rewrite", help="write the markdown again from the stored rows")
     near = sub.add_parser("cosine", help="each student's head against the teacher on "
                           "held-out texts")
-    near.add_argument("names", nargs="+")
+    near.add_argument("names", nargs="*")
+    near.add_argument("--frozen", type=int, default=0, metavar="N",
+                      help="also a head alone on en-base, fitted on N training texts")
+    near.add_argument("--perplexity-words", type=int, default=0, metavar="N",
+                      help="also held-out perplexity on about N words of each slice")
+    near.add_argument("--data-home", default=None)
     for command in (fit, rate, near):
         command.add_argument("--work", type=Path, default=DEFAULT_WORK)
     fit.add_argument("--store", type=Path, default=teacher_texts.DEFAULT_STORE)
@@ -367,7 +445,8 @@ def main():
         score_rows(args.names, args.references, Path(get_data_home(args.data_home)),
                    args.work)
     elif args.command == "cosine":
-        teacher_cosine(args.names, args.work)
+        teacher_cosine(args.names, args.work, args.frozen, args.perplexity_words,
+                       Path(get_data_home(args.data_home)))
     else:
         write(stored_rows())
 

