@@ -55,7 +55,7 @@ import torch
 from sklearn.feature_extraction.text import TfidfVectorizer
 
 from elmofeat import BiLM, ElmoVectorizer
-from elmofeat.bilm.distillation import DocumentHead, head_vectors
+from elmofeat.bilm.distillation import DocumentHead, head_vectors, pooled_layers
 from elmofeat.datasets import get_data_home
 from elmofeat.suite.data import load_dataset
 from elmofeat.suite.methods import PENALTIES, classifier
@@ -282,13 +282,12 @@ def frozen_head_cosine(n_texts: int) -> dict:
     from sklearn.linear_model import Ridge
 
     base = BiLM.from_pretrained(BASE)
-    probe = DocumentHead(base.n_representations_, base.output_dim_, 1, base.layer_scales_)
 
     def pooled(texts):
         parts = []
         for start in range(0, len(texts), 2000):
             layers, offsets = base.embed_flat(texts[start:start + 2000])
-            parts.append(pooled_layers(probe, layers, offsets))
+            parts.append(pooled_layers(layers, offsets, base.layer_scales_))
         return np.concatenate(parts)
 
     rows, targets = teacher_texts.load_teacher(teacher_texts.DEFAULT_STORE, n_texts)
@@ -297,18 +296,6 @@ def frozen_head_cosine(n_texts: int) -> dict:
     predicted = unit(ridge.predict(pooled([r["text"] for r in heldout_rows])))
     return {"heldout": float(np.mean(np.sum(predicted * unit(heldout), 1))),
             "texts": len(heldout_rows), "fitted_on": n_texts}
-
-
-def pooled_layers(head: DocumentHead, layers, offsets) -> np.ndarray:
-    """``head``'s pooled input (mean and max of each scaled layer) of each document: its
-    vectors with an identity map."""
-    width = head.linear.in_features
-    identity = DocumentHead(len(head.scales), width // (2 * len(head.scales)), width,
-                            head.scales.numpy())
-    with torch.no_grad():
-        identity.linear.weight.copy_(torch.eye(width))
-        identity.linear.bias.zero_()
-    return head_vectors(identity, layers, offsets)
 
 
 # -- the results file ------------------------------------------------------------------

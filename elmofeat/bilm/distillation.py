@@ -28,6 +28,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from .._pooling import pool_vectors
 from .._registry import Registry
 from ..runtime.torch_helpers import adamw, fill_rows, resolve_device, rng_state, seeded, set_rng_state
 from .batching import bucket_batches, make_batch, make_windows
@@ -128,30 +129,27 @@ class Distilled:
         return head_vectors(self.head, layers, offsets)
 
 
+def pooled_layers(layers: np.ndarray, offsets: np.ndarray, scales) -> np.ndarray:
+    """:class:`DocumentHead`'s pooled input, in NumPy: each document's mean and max of
+    its tokens' layers ``(n_tokens, n_representations, width)`` divided by ``scales``,
+    document ``i`` holding rows ``offsets[i]:offsets[i + 1]`` (``BiLM.embed_flat``'s
+    output, without ``<bos>`` and ``<eos>``); ``(n_documents, 2 * n_representations *
+    width)``, zeros for a document without tokens."""
+    scaled = layers / np.asarray(scales, dtype=np.float32)[None, :, None]
+    width = layers.shape[1] * layers.shape[2]
+    return pool_vectors(scaled.reshape(len(layers), width), offsets, "meanmax")
+
+
 def head_vectors(head: DocumentHead, layers: np.ndarray, offsets: np.ndarray) -> np.ndarray:
-    """The head's vectors of documents whose token representations are ``layers``
-    ``(n_tokens, n_representations, width)``, document ``i`` holding rows
-    ``offsets[i]:offsets[i + 1]`` (``BiLM.embed_tokens``' output, without ``<bos>`` and
-    ``<eos>``): ``(n_documents, out_dim)``, float32."""
+    """The head's vectors ``(n_documents, out_dim)``, float32, of documents given as
+    :func:`pooled_layers` takes them."""
+    pooled = torch.from_numpy(pooled_layers(layers, offsets, head.scales.cpu().numpy()))
     with torch.inference_mode():
-        scales = head.scales.cpu().numpy()
-        n_docs = len(offsets) - 1
-        width = layers.shape[1] * layers.shape[2]
-        means = np.zeros((n_docs, width), np.float32)
-        maxima = np.zeros((n_docs, width), np.float32)
-        scaled = (layers / scales[None, :, None]).reshape(len(layers), width)
-        counts = np.diff(offsets)
-        filled = counts > 0
-        if len(scaled):
-            starts = offsets[:-1][filled]
-            means[filled] = np.add.reduceat(scaled, starts, axis=0) / counts[filled, None]
-            maxima[filled] = np.maximum.reduceat(scaled, starts, axis=0)
-        pooled = torch.from_numpy(np.concatenate([means, maxima], 1))
         weight = head.linear.weight.detach().cpu().float()
         bias = head.linear.bias.detach().cpu().float()
         # at least MIN_PRODUCT_ROWS rows, so that a row is summed alike whatever else
         # is in the call (see fill_rows)
-        return (fill_rows(pooled) @ weight.T + bias)[:n_docs].numpy()
+        return (fill_rows(pooled) @ weight.T + bias)[:len(pooled)].numpy()
 
 
 def _check_inputs(bilm, texts, targets):
