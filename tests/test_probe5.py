@@ -113,20 +113,17 @@ def shared():
     elmofeat.clear_caches()
 
 
-def test_the_shared_model_refuses_in_place_weight_changes(shared):
+def test_the_shared_model_refuses_to_serve_after_in_place_weight_changes(shared):
+    # torch refuses these edits of inference tensors after applying them (the sixth
+    # probe's D1): the values are checked before use, so the change is refused there.
     a, b, before = shared
     lm = b.bilm_.language_model_
     with pytest.raises(RuntimeError, match="[Ii]nference tensor"):
         lm.load_state_dict({k: v * 1.5 for k, v in lm.state_dict().items()})
-    with pytest.raises(RuntimeError, match="[Ii]nference tensor"), torch.no_grad():
-        for p in lm.parameters():
-            p.mul_(1.5)
-    optimizer = torch.optim.AdamW(lm.parameters(), lr=0.1)
-    with pytest.raises(RuntimeError, match="[Ii]nference tensor"):
-        for p in lm.parameters():
-            p.grad = torch.ones_like(p)
-        optimizer.step()
-    np.testing.assert_array_equal(a.transform(DOCS), before)
+    with pytest.raises(ValueError, match="values of its weights were changed in place"):
+        a.transform(DOCS)
+    fresh = ElmoVectorizer().fit(DOCS)  # later fits read the model afresh
+    np.testing.assert_array_equal(fresh.transform(DOCS), before)
 
 
 def test_the_shared_model_changed_by_half_is_no_longer_used_nor_pickled(shared):

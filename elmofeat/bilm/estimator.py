@@ -5,8 +5,10 @@ from __future__ import annotations
 import contextlib
 import copy
 import os
+from itertools import chain
 
 import numpy as np
+import pandas as pd
 import torch
 from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
@@ -18,8 +20,9 @@ from .._param_validation import (Interval, Real, StrOptions, TorchDevices, fit_c
                                  positive_int)
 from ..runtime.threads import N_THREADS_CONSTRAINTS, in_force
 from ..runtime.torch_helpers import bf16_runs, bf16_supported, resolve_device, seeded
-from .batching import Windows, char_table, make_windows
+from .batching import BOS, EOS, UNK, Windows, char_table, make_windows
 from .callbacks import standard_callbacks
+from .integrity import WeightsFingerprint
 from .collectives import world
 from .inference import EmbeddingMixin
 from .io import PersistenceMixin
@@ -560,28 +563,77 @@ class BiLM(EmbeddingMixin, PersistenceMixin, TextEstimatorMixin, BaseEstimator):
     # ------------------------------------------- the seam ElmoVectorizer builds on
     # Public so that the vectorizer, its caches and parallel workers use no private
     # method of the biLM: naming, copying and moving a fitted biLM.
-    def weights_key(self) -> str:
+    def weights_key(self, reads=None) -> str:
         """Names the current weights (their SHA-256), so that a biLM fitted again, or
-        changed in place (``load_state_dict``, an optimizer's step, an edit under
-        ``torch.no_grad()``, ``.half()``), never gets the layers of its old weights back.
+        changed in place by any route (``load_state_dict``, an optimizer's step, an edit
+        under ``torch.no_grad()``, through ``.data``, a NumPy view or inside
+        ``torch.inference_mode()``, ``.half()``), never gets the layers of its old
+        weights back.
 
-        The digest is computed again only when a tensor's version counter, identity,
-        storage or dtype moved since the last call (checked in microseconds)."""
+        The digest is computed again when a tensor's identity, storage, dtype or version
+        counter moved, or when the values ``reads`` names differ from the fingerprint
+        taken with the digest (:class:`~elmofeat.bilm.integrity.WeightsFingerprint`).
+        ``reads``: what a call reads (:meth:`encoder_reads`); None: every value (a tenth
+        of a second for en-base: for pickles and adaptation keys, not per call). A
+        shared biLM whose values changed is refused (:func:`~elmofeat.bilm.sharing.check_values`).
+        """
         from .io import weights_digest
 
-        stamp = weights_stamp(self.language_model_)
+        lm = self.language_model_
+        tensors = lm.state_dict(keep_vars=True)
+        stamp = weights_stamp(lm, tensors)
         cached = getattr(self, "_weights_key_", None)
-        if cached is None or cached[0] != stamp:
-            cached = self._weights_key_ = (stamp, weights_digest(self))
-        return cached[1]
+        if cached is not None and cached[0] == stamp:
+            changed = cached[2].changed(tensors, reads)
+            if not changed:
+                return cached[1]
+            sharing.check_values(self, changed)
+        fingerprint = WeightsFingerprint(tensors, self._row_tables())
+        self._weights_key_ = (stamp, weights_digest(self), fingerprint)
+        return self._weights_key_[1]
 
-    def representation_key(self) -> str:
+    def _row_tables(self) -> set[str]:
+        """The tensors the token layer reads row by row (its word embedding), by name."""
+        table = getattr(self.language_model_.encoder.token_layer, "row_table", None)
+        return set() if table is None else {f"encoder.token_layer.{table}"}
+
+    def encoder_reads(self, word_ids=None) -> dict:
+        """What embedding documents reads of the weights, for :meth:`weights_key`: every
+        tensor of the encoder, and of its word table only the rows ``word_ids`` and the
+        padding row, which batches read too (None: every row)."""
+        tables = self._row_tables()
+        cached = getattr(self, "_weights_key_", None)  # its names: no walk of the modules
+        names = (cached[2].names if cached is not None
+                 else self.language_model_.state_dict(keep_vars=True))
+        reads = {name: None for name in names if name.startswith("encoder.")}
+        if word_ids is not None:
+            ids = np.union1d(np.asarray(word_ids, dtype=np.int64), [0])
+            for name in tables:
+                reads[name] = ids
+        return reads
+
+    def representation_key(self, word_ids=None) -> str:
         """What the layers of a document depend on: the current weights, the
-        tokenization and windows, the device. Cached layers are keyed by it. A shared
-        biLM changed in place is refused (:func:`~elmofeat.bilm.sharing.check_intact`)."""
+        tokenization and windows, the device. Cached layers are keyed by it.
+        ``word_ids``: the word ids of the documents whose layers are looked up or
+        computed (:meth:`word_ids`): their rows of the word table are checked, with the
+        rest of the encoder; None: every row. A shared biLM changed in place is refused
+        (:func:`~elmofeat.bilm.sharing.check_intact`, :meth:`weights_key`)."""
         sharing.check_intact(self)
-        return self.weights_key() + repr((self.lowercase, self.token_pattern, self.max_len,
-                                          str(self._device)))
+        return self.weights_key(self.encoder_reads(word_ids)) + repr(
+            (self.lowercase, self.token_pattern, self.max_len, str(self._device)))
+
+    def word_ids(self, token_lists) -> np.ndarray:
+        """The distinct vocabulary ids of ``token_lists`` (documents cut by
+        :meth:`tokenize`): the rows of the word table their layers read (none for a
+        character token layer, which has no such table)."""
+        if not self._row_tables():
+            return np.zeros(0, np.int64)
+        # The distinct tokens only: a tenth of the lookups of cutting the windows.
+        distinct = pd.Index(list(set(chain.from_iterable(token_lists))), dtype=object)
+        ids = self.vocabulary_.index.get_indexer(distinct)
+        markers = [self.vocabulary_.tokens.index(token) for token in (BOS, EOS, UNK)]
+        return np.union1d(ids[ids >= 0], markers)
 
     def _check_same_architecture(self, lm) -> None:
         # Built on the meta device: no memory for a second embedding table, and no draw

@@ -106,8 +106,8 @@ class EmbeddingMixin:
         ``token_pattern``)."""
         return self._tokenize(X)
 
-    def embed_tokens(self, token_lists, batch_size=None, *,
-                     threads=None) -> tuple[np.ndarray, np.ndarray]:
+    def embed_tokens(self, token_lists, batch_size=None, *, threads=None,
+                     weights_checked: bool = False) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`embed_flat` of documents already cut into tokens (by :meth:`tokenize`).
 
         Parameters
@@ -118,8 +118,14 @@ class EmbeddingMixin:
         threads : Threads, default=None
             The thread policy in force of the caller (see :meth:`fit`); None: this
             biLM's ``n_threads``.
+        weights_checked : bool, default=False
+            The caller has just checked the weights' values these tokens read
+            (:meth:`representation_key` with their :meth:`word_ids`, as the layer cache
+            does): a shared biLM skips checking them again.
         """
         windows = self._windows(token_lists)
+        if sharing.is_shared(self) and not weights_checked:  # the values they read, as marked
+            self.weights_key(self.encoder_reads(np.unique(windows.word_ids)))
         chars = self._chars(windows)
         lengths = windows.lengths
         content_offsets = np.concatenate([[0], np.cumsum(lengths - 2)])

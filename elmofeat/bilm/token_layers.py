@@ -78,6 +78,10 @@ class WordEmbedding(nn.Module):
     ``(batch, time) -> (batch, time, dim)``
     """
 
+    #: The table ``forward`` reads one row per input id: a call's integrity check
+    #: (:mod:`elmofeat.bilm.integrity`) reads only the rows of its ids.
+    row_table = "embedding.weight"
+
     def __init__(self, n_words: int, dim: int, pretrained: np.ndarray | None = None,
                  input_dim: int | None = None, freeze: bool = False):
         super().__init__()

@@ -327,13 +327,26 @@ class RepresentationCache:
         if had_entries:
             release_free_memory()
 
-    def embed(self, bilm, bilm_id: str, documents: list[str], store: bool = True,
+    def embed(self, bilm, documents: list[str], store: bool = True,
               batch_size: int | None = None, token_lists=None,
               threads=None) -> tuple[np.ndarray, np.ndarray]:
         """Like ``bilm.embed_flat(documents)``, computing only documents not cached;
         with ``store=False`` what it computes is not added to the cache. ``token_lists``:
         the documents' tokens, when the caller has them already; ``threads``: the
-        caller's thread policy in force."""
+        caller's thread policy in force.
+
+        Entries are keyed by :meth:`BiLM.representation_key`, which first checks the
+        values these documents' layers read (the encoder, and their rows of the word
+        table): layers cached before an in-place change of the weights, by any route,
+        are never served. While a forward hook is set on the model, the cache is
+        neither read nor written (the hook changes what the layers are)."""
+        from ..runtime.torch_helpers import forward_hooks
+
+        if token_lists is None:
+            token_lists = bilm.tokenize(documents)
+        if forward_hooks(bilm.language_model_):
+            return bilm.embed_tokens(token_lists, batch_size, threads=threads)
+        bilm_id = bilm.representation_key(bilm.word_ids(token_lists))
         keys = [(bilm_id, hashlib.sha256(d.encode("utf-8", "surrogatepass")).digest())
                 for d in documents]
         with self._lock:
@@ -344,9 +357,9 @@ class RepresentationCache:
             self.misses += len(missing)
         fresh = {}
         if missing:
-            tokens = (bilm.tokenize([documents[i] for i in missing]) if token_lists is None
-                      else [token_lists[i] for i in missing])
-            layers, offsets = bilm.embed_tokens(tokens, batch_size, threads=threads)
+            tokens = [token_lists[i] for i in missing]
+            layers, offsets = bilm.embed_tokens(tokens, batch_size, threads=threads,
+                                                weights_checked=True)
             for j, i in enumerate(missing):
                 fresh[keys[i]] = layers[offsets[j] : offsets[j + 1]]
         all_fresh = bool(documents) and len(missing) == len(documents)
@@ -423,7 +436,7 @@ def shared_pretrained(name_or_path, device="cpu", cache_dir=None, *,
     path, name = hub.resolve_named(name_or_path, cache_dir, prefer_local=prefer_local)
     stat = path.stat()
     key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns, str(device))
-    if key in _PRETRAINED and not sharing.is_intact(_PRETRAINED[key]):
+    if key in _PRETRAINED and not sharing.is_unchanged(_PRETRAINED[key]):
         del _PRETRAINED[key]  # changed in place by a user: later fits read it afresh
     if key not in _PRETRAINED:
         while len(_PRETRAINED) >= _PRETRAINED_MAX:

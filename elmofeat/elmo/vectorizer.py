@@ -506,7 +506,7 @@ class ElmoVectorizer(BaseTextVectorizer):
         candidates of a search, cross-fitting); ``token_lists``: the documents' tokens
         where the caller has them."""
         return _bilm_cache.REPRESENTATIONS.embed(
-            self.bilm_, self.bilm_.representation_key(), documents, batch_size=self.batch_size,
+            self.bilm_, documents, batch_size=self.batch_size,
             token_lists=token_lists, threads=threads)
 
     def _cached_layers(self, bilm, threads):
@@ -515,7 +515,7 @@ class ElmoVectorizer(BaseTextVectorizer):
         transforming a corpus keeps no memory."""
         def layers_of(documents, token_lists):
             return _bilm_cache.REPRESENTATIONS.embed(
-                bilm, bilm.representation_key(), documents, store=False,
+                bilm, documents, store=False,
                 batch_size=self.batch_size, token_lists=token_lists, threads=threads)
         return layers_of
 

@@ -169,10 +169,33 @@ def tensor_version(tensor: torch.Tensor) -> int:
     return object() if version is None else version
 
 
-def weights_stamp(module: torch.nn.Module) -> tuple:
+def weights_stamp(module: torch.nn.Module, tensors=None) -> tuple:
     """What changes whenever ``module``'s weights may have: every tensor's name,
     identity, storage, dtype, device, shape and version counter (microseconds, where
-    a digest of the values takes a tenth of a second for a model of tens of MB)."""
+    a digest of the values takes a tenth of a second for a model of tens of MB).
+    ``tensors``: the module's ``state_dict(keep_vars=True)``, where the caller has it."""
+    if tensors is None:
+        tensors = module.state_dict(keep_vars=True)
     return tuple((name, id(t), t.data_ptr(), t.dtype, t.device, tuple(t.shape),
                   tensor_version(t))
-                 for name, t in module.state_dict(keep_vars=True).items())
+                 for name, t in tensors.items())
+
+
+_HOOK_REGISTRIES = ("_forward_hooks", "_forward_pre_hooks")
+
+
+def forward_hooks(module: torch.nn.Module) -> list[str]:
+    """Where a forward hook would change what ``module`` computes: the names of its
+    submodules with a forward (pre-)hook, and ``"global"`` when one is registered for
+    every module (``torch.nn.modules.module.register_module_forward_hook``).
+
+    The registries (``Module._forward_hooks``, ``_forward_pre_hooks`` and the module's
+    globals) are not in torch's documented API: the tested range is torch 2.13
+    (``tests/test_torch.py`` registers each kind). A registry torch no longer has is
+    taken as empty."""
+    hooked = [name or "the model" for name, m in module.named_modules()
+              if any(getattr(m, registry, None) for registry in _HOOK_REGISTRIES)]
+    registries = torch.nn.modules.module
+    if any(getattr(registries, f"_global{registry}", None) for registry in _HOOK_REGISTRIES):
+        hooked.append("global")
+    return hooked

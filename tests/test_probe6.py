@@ -1,0 +1,213 @@
+"""The defects of the sixth hostile probe (`../shared/notes/probe-6.md`, D1 to D17), each
+as the probe found it: every test here fails on a517b10 (0.3.0's code)."""
+
+import copy
+import pickle
+
+import numpy as np
+import pytest
+import torch
+
+import elmofeat
+from elmofeat import BiLM, ElmoVectorizer
+from elmofeat.elmo import caches as _bilm_cache
+
+from .estimator_checks import make_topic_corpus
+
+SMALL = dict(embedding_dim=8, hidden_dim=8, max_epochs=1, batch_size=16, random_state=0)
+
+FIT = ["the cat sat on the mat .", "stocks fell sharply on monday", "a dog barked"]
+# Never seen in fit: their layers are computed afresh, from the weights as they are now.
+UNSEEN = ["parliament voted on the budget today", "the rover landed after a long trip"]
+
+
+@pytest.fixture(autouse=True)
+def _fresh_caches():
+    elmofeat.clear_caches()
+    yield
+    elmofeat.clear_caches()
+
+
+@pytest.fixture
+def shared():
+    """A vectorizer on the process's shared en-base, its shared language model, and the
+    features of texts fit read and of texts it did not."""
+    a = ElmoVectorizer(bag_size=None).fit(FIT)
+    assert ElmoVectorizer(bag_size=None).fit(FIT).bilm_ is a.bilm_
+    return a, a.bilm_.language_model_, a.transform(FIT), a.transform(UNSEEN)
+
+
+def _numpy_view(lm):
+    for p in lm.parameters():
+        p.detach().numpy()[...] *= 1.5
+
+
+def _inference_mode(lm):
+    with torch.inference_mode():
+        for p in lm.parameters():
+            p.mul_(1.5)
+
+
+def _refused_no_grad(lm):
+    with torch.no_grad():
+        lm.encoder.token_layer.projection.weight.mul_(2)  # torch raises after applying it
+
+
+def _refused_load_state_dict(lm):
+    lm.load_state_dict({k: v * 1.5 for k, v in lm.state_dict().items()})
+
+
+def _refused_optimizer_step(lm):
+    for p in lm.parameters():
+        p.grad = torch.ones_like(p)
+    torch.optim.SGD(lm.parameters(), lr=0.1).step()
+
+
+def _storage(lm):
+    p = lm.encoder.forward_lstm.layers[0].weight_hh_l0
+    alias = torch.empty(0).set_(p.untyped_storage(), p.storage_offset(), p.shape, p.stride())
+    alias.mul_(1.5)
+
+
+def _copy_shares_parameters(lm):
+    with torch.no_grad():
+        copy.copy(lm).encoder.token_layer.projection.weight.mul_(1.5)
+
+
+def _one_word_row(lm, vocabulary):
+    # One row of the word table: the row of a word the fit never read.
+    table = lm.encoder.token_layer.embedding.weight
+    table.detach().numpy()[vocabulary.index.get_loc("parliament")] += 1.0
+
+
+ROUTES = [_numpy_view, _inference_mode, _refused_no_grad, _refused_load_state_dict,
+          _refused_optimizer_step, _storage, _copy_shares_parameters]
+
+
+# -- D1, D4: an in-place change of the shared model, by any route, is refused before use --
+
+@pytest.mark.parametrize("route", ROUTES, ids=lambda f: f.__name__)
+def test_a_changed_shared_model_serves_no_features_nor_pickles(shared, route):
+    a, lm, _, _ = shared
+    try:
+        route(lm)
+    except RuntimeError:
+        pass  # torch's refusal comes after the change: what it says is not relied on
+    with pytest.raises(ValueError, match="values of its weights were changed in place"):
+        a.transform(UNSEEN)
+    with pytest.raises(ValueError, match="values of its weights were changed"):
+        a.transform(FIT)  # texts fit read: their cached layers are not served either
+    with pytest.raises(ValueError, match="values of its weights were changed"):
+        pickle.dumps(a)
+    with pytest.raises(ValueError, match="values of its weights were changed"):
+        a.bilm_.embed(UNSEEN)
+
+
+def test_a_changed_word_row_is_seen_by_the_texts_that_read_it_only(shared):
+    a, lm, fit_features, _ = shared
+    _one_word_row(lm, a.bilm_.vocabulary_)
+    np.testing.assert_array_equal(a.transform(FIT), fit_features)  # they never read it
+    with pytest.raises(ValueError, match="values of its weights were changed"):
+        a.transform(["the parliament"])
+    with pytest.raises(ValueError, match="values of its weights were changed"):
+        pickle.dumps(a)  # a pickle names the model: every row is checked
+
+
+@pytest.mark.parametrize("route", [_numpy_view, _refused_load_state_dict],
+                         ids=lambda f: f.__name__)
+def test_later_fits_read_the_model_afresh(shared, route):
+    a, lm, fit_features, unseen_features = shared
+    try:
+        route(lm)
+    except RuntimeError:
+        pass
+    fresh = ElmoVectorizer(bag_size=None).fit(FIT)
+    assert fresh.bilm_ is not a.bilm_
+    np.testing.assert_array_equal(fresh.transform(UNSEEN), unseen_features)
+    np.testing.assert_array_equal(fresh.transform(FIT), fit_features)
+
+
+def test_an_adaptation_of_a_changed_shared_model_is_refused(shared, tmp_path):
+    a, lm, _, _ = shared
+    _numpy_view(lm)
+    with pytest.raises(ValueError, match="values of its weights were changed"):
+        ElmoVectorizer(a.bilm_, adapt_epochs=1, random_state=0,
+                       cache_dir=tmp_path).fit(FIT * 4)
+    assert not list(tmp_path.rglob("*.pt"))  # nothing cached under the untouched key
+
+
+def test_a_forward_hook_on_the_shared_model_is_refused(shared):
+    a, lm, _, unseen_features = shared
+    handle = lm.encoder.token_layer.register_forward_hook(lambda m, i, o: o * 1.5)
+    with pytest.raises(ValueError, match="forward hook is set on it"):
+        a.transform(UNSEEN)
+    with pytest.raises(ValueError, match="forward hook"):
+        pickle.dumps(a)
+    handle.remove()
+    np.testing.assert_array_equal(a.transform(UNSEEN), unseen_features)
+
+
+def test_a_global_forward_hook_is_refused_on_the_shared_model(shared):
+    a, _, _, unseen_features = shared
+    handle = torch.nn.modules.module.register_module_forward_hook(lambda m, i, o: None)
+    try:
+        with pytest.raises(ValueError, match="forward hook is set on it.*global"):
+            a.transform(UNSEEN)
+    finally:
+        handle.remove()
+    np.testing.assert_array_equal(a.transform(UNSEEN), unseen_features)
+
+
+def test_the_shared_model_layer_scales_cannot_be_changed_behind_its_back(shared):
+    a, _, _, _ = shared
+    scales = a.bilm_.layer_scales_
+    scales.setflags(write=True)  # numpy allows it on an array that owns its data
+    scales *= 10
+    with pytest.raises(ValueError, match="changed in place"):
+        a.transform(UNSEEN)
+
+
+# -- D6: a private biLM changed through .data or a NumPy view keeps no stale layers --------
+
+@pytest.fixture(scope="module")
+def texts():
+    return make_topic_corpus(60)[0]
+
+
+@pytest.fixture(scope="module")
+def base(texts):
+    return BiLM(**SMALL).fit(texts)
+
+
+def _by_data(lm):
+    with torch.no_grad():
+        for p in lm.parameters():
+            p.data.mul_(1.5)
+
+
+@pytest.mark.parametrize("route", [_by_data, _numpy_view], ids=lambda f: f.__name__)
+def test_a_private_model_changed_by_any_route_gives_its_new_features(base, texts, route):
+    bilm = copy.deepcopy(base)
+    vectorizer = ElmoVectorizer(bilm, cache_dir=None, bag_size=None).fit(texts)
+    seen = texts[:5]
+    before = vectorizer.transform(seen)
+    route(bilm.language_model_)
+    after = vectorizer.transform(seen)
+    elmofeat.clear_caches()  # the reference: the same vectorizer, nothing cached
+    np.testing.assert_array_equal(after, vectorizer.transform(seen))
+    assert not np.allclose(after, before)
+    np.testing.assert_array_equal(
+        np.concatenate(bilm.embed(seen)),
+        np.concatenate(copy.deepcopy(bilm).embed(seen)))
+
+
+def test_a_private_model_with_a_hook_bypasses_the_layer_cache(base, texts):
+    bilm = copy.deepcopy(base)
+    vectorizer = ElmoVectorizer(bilm, cache_dir=None, bag_size=None).fit(texts)
+    before = vectorizer.transform(texts[:5])
+    handle = bilm.language_model_.encoder.token_layer.register_forward_hook(
+        lambda m, i, o: o * 1.5)
+    hooked = vectorizer.transform(texts[:5])
+    assert not np.allclose(hooked, before)  # the user's hook is the user's: it applies
+    handle.remove()
+    np.testing.assert_array_equal(vectorizer.transform(texts[:5]), before)  # nothing stale
