@@ -10,6 +10,8 @@ It gives the vectorizers
 
 from __future__ import annotations
 
+import contextvars
+
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
@@ -46,14 +48,37 @@ class TextEstimatorMixin:
         state[STAMP_KEY] = version_stamps(self._stamped_packages)
         return state
 
+    def __reduce_ex__(self, protocol):
+        # pickle, copy.deepcopy and joblib's workers rebuild through here; skops calls
+        # __setstate__ directly. A pickle runs code when loaded (it is trusted or not
+        # loaded at all), so its token pattern is taken as it is; a skops file's is
+        # checked (check_token_pattern).
+        return (_unpickle, (type(self), self.__getstate__()))
+
     def __setstate__(self, state):
         state = dict(state)
         check_version_stamps(state.pop(STAMP_KEY, None), f"This {type(self).__name__}")
-        pattern = state.get("token_pattern")
-        if isinstance(pattern, str) and state.get("tokenizer") is None:
-            # A pickle or skops file from someone else must not hang transform.
-            check_token_pattern(pattern)
+        if not _FROM_PICKLE.get() and state.get("tokenizer") is None:
+            # A skops file from someone else must not hang transform.
+            check_token_pattern(state.get("token_pattern"),
+                                f"this {type(self).__name__} (read from a file)")
         super().__setstate__(state)
+
+
+# True while a pickle (or copy.deepcopy) rebuilds an estimator: see __reduce_ex__.
+_FROM_PICKLE = contextvars.ContextVar("elmofeat_from_pickle", default=False)
+
+
+def _unpickle(cls, state):
+    """Rebuild an elmofeat estimator from a pickle or a copy (see ``__reduce_ex__``):
+    its own ``__setstate__``, with the token pattern taken as it is."""
+    estimator = cls.__new__(cls)
+    token = _FROM_PICKLE.set(True)
+    try:
+        estimator.__setstate__(state)
+    finally:
+        _FROM_PICKLE.reset(token)
+    return estimator
 
 
 class BaseTextVectorizer(TextEstimatorMixin, TransformerMixin, BaseEstimator):

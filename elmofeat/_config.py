@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 from numbers import Integral
 
+from . import text as _text
 from .elmo import caches as _bilm_cache
 from .runtime import malloc as _malloc
 
@@ -17,7 +18,8 @@ def get_config() -> dict:
     config : dict
         ``representation_cache_bytes``: the most bytes of biLM layer representations kept
         in this process between fits; ``malloc_tuning``: whether fits keep large freed
-        blocks in glibc's heap (see :func:`set_config`).
+        blocks in glibc's heap; ``trusted_token_patterns``: token patterns accepted from
+        files beside the vetted ones (see :func:`set_config`).
 
     Examples
     --------
@@ -26,10 +28,12 @@ def get_config() -> dict:
     True
     """
     return {"representation_cache_bytes": _bilm_cache.REPRESENTATIONS.max_bytes,
-            "malloc_tuning": _malloc.enabled}
+            "malloc_tuning": _malloc.enabled,
+            "trusted_token_patterns": _text.trusted_token_patterns()}
 
 
-def set_config(*, representation_cache_bytes=None, malloc_tuning=None) -> None:
+def set_config(*, representation_cache_bytes=None, malloc_tuning=None,
+               trusted_token_patterns=None) -> None:
     """Change process-wide settings; ``None`` leaves a setting as it is.
 
     Parameters
@@ -51,6 +55,13 @@ def set_config(*, representation_cache_bytes=None, malloc_tuning=None) -> None:
         are cleared. glibc cannot restore its dynamic rule nor a threshold you set in code
         once this ran, which is why it is an opt-in; a ``MALLOC_*`` threshold or
         ``glibc.malloc`` tunable in the environment keeps it off.
+    trusted_token_patterns : list of str, default=None
+        Token patterns (regular expressions) that model files, model folders and skops
+        files may carry beside elmofeat's vetted ones
+        (:data:`elmofeat.text.VETTED_TOKEN_PATTERNS`); it replaces the list (default
+        empty). Python's engine can take exponential time with some patterns, so a file
+        with any other pattern is refused when it is loaded. Patterns given in code
+        (``BiLM(token_pattern=...)``) and pickles need no trust.
 
     Examples
     --------
@@ -72,6 +83,8 @@ def set_config(*, representation_cache_bytes=None, malloc_tuning=None) -> None:
         if not isinstance(malloc_tuning, bool):
             raise TypeError(f"malloc_tuning must be True or False, got {malloc_tuning!r}")
         _malloc.enabled = malloc_tuning
+    if trusted_token_patterns is not None:
+        _text.set_trusted_token_patterns(trusted_token_patterns)
 
 
 def clear_caches() -> None:

@@ -14,7 +14,6 @@ Documents flow through three steps:
 from __future__ import annotations
 
 import math
-import functools
 import re
 from collections import Counter
 from dataclasses import dataclass
@@ -113,95 +112,60 @@ def validate_documents(X, *, name: str = "X", offset: int = 0) -> list[str]:
     return docs
 
 
-_REPEATS = re.compile(r"\*|\+|\{(\d*),(\d*)\}|\{(\d+)\}|\?")
+#: The token patterns elmofeat vets, by name: each repeats one character class (or
+#: one word-character run between boundaries) at a single level, so Python's engine
+#: matches it in time linear in the text. A pattern a file carries must be one of these
+#: (or trusted: :func:`check_token_pattern`).
+VETTED_TOKEN_PATTERNS = {
+    "words": DEFAULT_TOKEN_PATTERN,  # scikit-learn's: runs of 2 or more word characters
+    "words_and_punctuation": r"(?u)\b\w+\b|[^\w\s]",  # the biLM's: words, and each sign
+    "all_words": r"(?u)\b\w+\b",  # runs of 1 or more word characters
+    "non_space": r"\S+",  # whatever whitespace separates
+}
+
+# Patterns the user trusts in files, beside the vetted ones (elmofeat.set_config).
+_trusted_token_patterns: frozenset = frozenset()
 
 
-def _quantifier(pattern: str, i: int) -> tuple[int, bool, bool]:
-    """The quantifier at ``pattern[i:]``, if any: (its length, whether it repeats, i.e.
-    may match more than once, whether it is possessive: no backtracking into it)."""
-    match = _REPEATS.match(pattern, i)
-    if match is None:
-        return 0, False, False
-    text = match.group(0)
-    if text == "?":
-        repeats = False
-    elif text in "*+":
-        repeats = True
-    elif match.group(3) is not None:  # {n}
-        repeats = int(match.group(3)) > 1
-    else:  # {n,m}: open-ended, or at most m
-        repeats = match.group(2) == "" or int(match.group(2)) > 1
-    end = match.end()
-    possessive = end < len(pattern) and pattern[end] == "+"
-    if end < len(pattern) and pattern[end] in "?+":
-        end += 1
-    return end - i, repeats, possessive
+def set_trusted_token_patterns(patterns) -> None:
+    """Replace the token patterns trusted in files (see :func:`check_token_pattern`)."""
+    global _trusted_token_patterns
+    if isinstance(patterns, str) or not all(isinstance(p, str) for p in patterns):
+        raise TypeError("trusted_token_patterns must be a list of str (regular "
+                        f"expressions), got {patterns!r}")
+    _trusted_token_patterns = frozenset(patterns)
 
 
-@functools.lru_cache(maxsize=64)
-def check_token_pattern(pattern: str) -> None:
-    r"""Refuse a token pattern that can take exponential time (catastrophic backtracking,
-    "ReDoS"): a repeated group whose body repeats or alternates, as in ``(\w+\s?)+$``,
-    and backreferences. A model file carries its ``token_pattern``; the regular
-    expression engine has no time limit, so one crafted pattern could hang ``transform``
-    on a 40-character document. Patterns of one level of repetition (``\b\w\w+\b``,
-    ``\w+|[^\w\s]``), possessive quantifiers and atomic groups pass."""
-    stack = [[False, False]]  # per open group: its body repeats, its body alternates
-    i, n = 0, len(pattern)
-    while i < n:
-        char = pattern[i]
-        if char == "\\":
-            if i + 1 < n and pattern[i + 1] in "123456789":
-                raise ValueError(f"token_pattern {pattern!r} uses a backreference "
-                                 f"(\\{pattern[i + 1]}), which can take exponential time: use "
-                                 "a pattern without one")
-            i += 2
-        elif char == "[":  # a character class is one atom
-            j = i + 1
-            if j < n and pattern[j] == "^":
-                j += 1
-            if j < n and pattern[j] == "]":
-                j += 1
-            while j < n and pattern[j] != "]":
-                j += 2 if pattern[j] == "\\" else 1
-            i = j + 1
-        elif char == "(":
-            flags = re.match(r"\(\?[aiLmsux-]*\)", pattern[i:])
-            if flags:  # (?u): flags, no group
-                i += flags.end()
-                continue
-            atomic = pattern.startswith("(?>", i)
-            stack.append([False, False, atomic])
-            i += 1
-            continue
-        elif char == ")":
-            if len(stack) == 1:
-                i += 1
-                continue
-            repeats, alternates, *atomic = stack.pop()
-            body = (repeats or alternates) and not (atomic and atomic[0])
-            i += 1
-            length, repeated, possessive = _quantifier(pattern, i)
-            if repeated and body and not possessive:
-                raise ValueError(
-                    f"token_pattern {pattern!r} repeats a group that itself repeats or "
-                    "alternates (as in (\\w+\\s?)+ or (a|ab)*): such a pattern can take "
-                    "exponential time on a short document. Use one level of repetition "
-                    "(a character class such as [\\w-]+ instead of (\\w|-)+), or a "
-                    "possessive quantifier (++) or atomic group ((?>...))")
-            stack[-1][0] |= repeats or (repeated and not possessive)
-            stack[-1][1] |= alternates
-            i += length
-            continue
-        elif char == "|":
-            stack[-1][1] = True
-            i += 1
-            continue
-        else:
-            i += 1
-        length, repeated, possessive = _quantifier(pattern, i)
-        stack[-1][0] |= repeated and not possessive  # a possessive run gives nothing back
-        i += length
+def trusted_token_patterns() -> tuple:
+    return tuple(sorted(_trusted_token_patterns))
+
+
+def check_token_pattern(pattern, source: str, also_trusted=()) -> None:
+    r"""Refuse a token pattern read from a file (a model folder, a :meth:`BiLM.save`
+    file, a skops file) unless it is one of :data:`VETTED_TOKEN_PATTERNS` or the user
+    trusts it (``elmofeat.set_config(trusted_token_patterns=[...])``; ``also_trusted``:
+    patterns the caller vouches for).
+
+    Python's regular-expression engine backtracks with no time limit, so a crafted
+    pattern such as ``(\w+\s?)+$`` takes hours on a 60-character text. Which patterns
+    can do that is not decidable from their text by a short list of forbidden shapes
+    (comments, verbose mode and optional bodies got past one), so a file may carry only
+    a pattern elmofeat vetted, or one its user named. A pattern given in code
+    (``BiLM(token_pattern=...)``) is the user's own and is not checked; pickles (and
+    ``copy.deepcopy``, joblib's workers) carry it as it is, because loading a pickle
+    runs its code anyway: load pickles you made or trust only."""
+    if not isinstance(pattern, str):
+        return  # None (a tokenizer is given) or a wrong type: parameter validation says
+    if (pattern in VETTED_TOKEN_PATTERNS.values() or pattern in _trusted_token_patterns
+            or pattern in also_trusted):
+        return
+    names = ", ".join(f"{name} {value!r}" for name, value in VETTED_TOKEN_PATTERNS.items())
+    raise ValueError(
+        f"{source} carries token_pattern {pattern!r}, which is not one of elmofeat's "
+        f"vetted patterns ({names}). A regular expression from a file runs in this "
+        "process, and Python's engine can take exponential time on a short text with "
+        "some patterns. If you trust this file's pattern, allow it first: "
+        f"elmofeat.set_config(trusted_token_patterns=[{pattern!r}])")
 
 
 class TextTokenizer:
@@ -241,7 +205,6 @@ class TextTokenizer:
             except re.error as exc:
                 raise ValueError(f"token_pattern {token_pattern!r} is not a valid regular "
                                  f"expression: {exc}") from None
-            check_token_pattern(token_pattern)
         self._analyze = CountVectorizer(
             lowercase=lowercase,
             token_pattern=token_pattern if tokenizer is None else None,

@@ -434,49 +434,7 @@ def test_a_local_non_model_named_en_base_leaves_the_default_working(tmp_path, mo
     assert vectorizer.bilm_.n_output_words_ > 50_000  # the shipped en-base
 
 
-# -- D19: a model file cannot carry a catastrophic token pattern -------------------------
-
-CATASTROPHIC = r"(\w+\s?)+$"
-
-
-@pytest.mark.parametrize("pattern", [CATASTROPHIC, r"(a|ab)*", r"((a+))+", r"(\w|-)+",
-                                     r"(a+){2,}", r"(x)\1"])
-def test_token_patterns_that_can_take_exponential_time_are_refused(pattern):
-    from elmofeat.text import check_token_pattern
-
-    with pytest.raises(ValueError, match="exponential time"):
-        check_token_pattern(pattern)
-
-
-@pytest.mark.parametrize("pattern", [r"(?u)\b\w\w+\b", r"(?u)\b\w+\b|[^\w\s]", r"[\w-]+",
-                                     r"\w+(?:'\w+)?", r"(\w+\s?)++", r"(?>\w+\s?)+", r"[(]+\)"])
-def test_usual_token_patterns_pass(pattern):
-    from elmofeat.text import check_token_pattern
-
-    check_token_pattern(pattern)
-
-
-def test_a_model_file_with_a_catastrophic_pattern_is_refused_at_load(base, tmp_path):
-    import pickle
-
-    import elmofeat
-
-    crafted = copy.deepcopy(base)
-    crafted.__dict__["token_pattern"] = CATASTROPHIC  # as an attacker writes the file
-    crafted.save(tmp_path / "m.pt")
-    with pytest.raises(ValueError, match="exponential time"):
-        BiLM.load(tmp_path / "m.pt")
-    vectorizer = ElmoVectorizer(base, cache_dir=None).fit(["x y"])
-    vectorizer.bilm_ = crafted
-    blob = pickle.dumps(vectorizer)
-    with pytest.raises(ValueError, match="exponential time"):
-        pickle.loads(blob)
-    path = tmp_path / "v.skops"
-    elmofeat.dump(vectorizer, path)
-    with pytest.raises(ValueError, match="exponential time"):
-        elmofeat.load(path)
-    with pytest.raises(ValueError, match="exponential time"):
-        BiLM(**{**SMALL, "token_pattern": CATASTROPHIC}).fit(["a b c"])
+# D19 (a model file carrying a catastrophic token pattern): see test_probe6.py's D2.
 
 
 # -- D15: an adaptation on a handful of documents keeps the model's layer scales ----------

@@ -211,3 +211,84 @@ def test_a_private_model_with_a_hook_bypasses_the_layer_cache(base, texts):
     assert not np.allclose(hooked, before)  # the user's hook is the user's: it applies
     handle.remove()
     np.testing.assert_array_equal(vectorizer.transform(texts[:5]), before)  # nothing stale
+
+
+# -- D2: a token pattern from a file runs only if elmofeat vetted it or its user trusts it --
+
+# The probe's four ways past 0.3.0's list of forbidden shapes, a named backreference, and
+# the shape that list knew.
+HOSTILE = [r"(\w+\s?)(?#c)+$", "(?x)(\\w+\\s?) +$", "(?x)(?:\\w#[\n+\\s?)+$ #]",
+           r"(\w\s?\w?)+$", r"(?P<a>\w+)(?P=a)", r"(\w+\s?)+$"]
+
+
+def _crafted(base, pattern):
+    crafted = copy.deepcopy(base)
+    crafted.__dict__["token_pattern"] = pattern  # as someone else writes the file
+    return crafted
+
+
+@pytest.mark.parametrize("pattern", HOSTILE)
+def test_a_model_file_with_another_pattern_is_refused_at_load(base, tmp_path, pattern):
+    _crafted(base, pattern).save(tmp_path / "m.pt")
+    with pytest.raises(ValueError, match="not one of elmofeat's vetted patterns"):
+        BiLM.load(tmp_path / "m.pt")
+
+
+@pytest.mark.parametrize("pattern", HOSTILE[:2])
+def test_a_skops_file_with_another_pattern_is_refused_at_load(base, tmp_path, pattern):
+    vectorizer = ElmoVectorizer(base, cache_dir=None, bag_size=None).fit(["x y", "y z"])
+    vectorizer.bilm_ = _crafted(base, pattern)
+    elmofeat.dump(vectorizer, tmp_path / "v.skops")
+    with pytest.raises(ValueError, match="not one of elmofeat's vetted patterns"):
+        elmofeat.load(tmp_path / "v.skops")
+
+
+def test_a_model_folder_with_another_pattern_is_refused(base, tmp_path):
+    _crafted(base, HOSTILE[0]).save_pretrained(tmp_path / "m")
+    with pytest.raises(ValueError, match="not one of elmofeat's vetted patterns"):
+        BiLM.from_pretrained(tmp_path / "m")
+    with pytest.raises(ValueError, match="not one of elmofeat's vetted patterns"):
+        ElmoVectorizer(str(tmp_path / "m")).fit(["x y"])
+
+
+def test_embed_refuses_a_model_file_with_another_pattern(base, tmp_path, capsys):
+    from elmofeat.cli import main
+
+    _crafted(base, HOSTILE[0]).save(tmp_path / "m.pt")
+    (tmp_path / "t.txt").write_text("a" * 40 + "!\n")
+    assert main(["embed", str(tmp_path / "m.pt"), str(tmp_path / "t.txt"),
+                 "-o", str(tmp_path / "x.npy")]) != 0
+    assert "not one of elmofeat's vetted patterns" in capsys.readouterr().err
+    assert not (tmp_path / "x.npy").exists()
+
+
+def test_a_pattern_the_user_trusts_loads_from_files(base, tmp_path):
+    custom = r"[a-z]+"
+    _crafted(base, custom).save(tmp_path / "m.pt")
+    with elmofeat.config_context(trusted_token_patterns=[custom]):
+        assert BiLM.load(tmp_path / "m.pt").token_pattern == custom
+    assert elmofeat.get_config()["trusted_token_patterns"] == ()
+    with pytest.raises(TypeError, match="list of str"):
+        elmofeat.set_config(trusted_token_patterns=custom)
+
+
+def test_patterns_given_in_code_pickle_copy_and_cache_as_they_are(base, texts, tmp_path):
+    # The user's own pattern: a pickle runs code anyway, and the disk cache holds files
+    # this process wrote for the same pattern.
+    custom = r"[a-z]+"
+    bilm = BiLM(**{**SMALL, "token_pattern": custom})
+    assert pickle.loads(pickle.dumps(bilm)).token_pattern == custom
+    assert copy.deepcopy(bilm).token_pattern == custom
+    fitted = ElmoVectorizer(bilm, cache_dir=tmp_path, bag_size=None).fit(texts)
+    elmofeat.clear_caches()
+    again = ElmoVectorizer(bilm, cache_dir=tmp_path, bag_size=None).fit(texts)
+    np.testing.assert_array_equal(again.transform(texts[:3]), fitted.transform(texts[:3]))
+    assert len(list(tmp_path.rglob("bilm-*.pt"))) == 1  # read back, not pretrained again
+
+
+def test_every_shipped_default_pattern_is_vetted():
+    from elmofeat import SkipGramVectorizer, SVDVectorizer
+    from elmofeat.text import VETTED_TOKEN_PATTERNS
+
+    for estimator in (BiLM(), SVDVectorizer(), SkipGramVectorizer()):
+        assert estimator.token_pattern in VETTED_TOKEN_PATTERNS.values()

@@ -23,6 +23,7 @@ from ..runtime.torch_helpers import bf16_runs, bf16_supported, resolve_device, s
 from .batching import BOS, EOS, UNK, Windows, char_table, make_windows
 from .callbacks import standard_callbacks
 from .integrity import WeightsFingerprint
+from ..text import VETTED_TOKEN_PATTERNS
 from .collectives import world
 from .inference import EmbeddingMixin
 from .io import PersistenceMixin
@@ -36,7 +37,7 @@ TOKEN_LAYERS = ("word", "char")
 TOKEN_INITS = ("svd", "random")
 PRECISIONS = ("auto", "bf16", "fp32")
 # Words and single punctuation marks: an LM needs the punctuation.
-BILM_TOKEN_PATTERN = r"(?u)\b\w+\b|[^\w\s]"
+BILM_TOKEN_PATTERN = VETTED_TOKEN_PATTERNS["words_and_punctuation"]
 
 
 class BiLM(EmbeddingMixin, PersistenceMixin, TextEstimatorMixin, BaseEstimator):

@@ -279,11 +279,15 @@ class PersistenceMixin:
         save_bilm(self, path)
 
     @classmethod
-    def load(cls, path, device: str = "cpu", *, check_versions: bool = True):
+    def load(cls, path, device: str = "cpu", *, check_versions: bool = True,
+             trusted_token_patterns=()):
         """Load a file written by :meth:`save` (with ``torch.load(weights_only=True)``).
 
         ``check_versions``: warn (``ElmofeatVersionWarning``) when the file was saved
         with other versions of elmofeat, torch, scikit-learn, NumPy or SciPy.
+        ``trusted_token_patterns``: token patterns accepted from this file beside the
+        vetted ones and those of ``elmofeat.set_config(trusted_token_patterns=...)``
+        (see :func:`elmofeat.text.check_token_pattern`); any other is refused.
         """
         saved = read_bilm_file(path, known_params=cls._get_param_names(),
                                stamped=cls._stamped_packages if check_versions else ())
@@ -291,7 +295,8 @@ class PersistenceMixin:
         try:
             validate_params(bilm)
             bilm._check_params_together()
-            check_token_pattern(bilm.token_pattern)  # a file from someone else: no ReDoS
+            # a file from someone else: only a pattern vetted or trusted runs here
+            check_token_pattern(bilm.token_pattern, "the file", trusted_token_patterns)
         except (TypeError, ValueError) as exc:
             raise ValueError(f"{path} has an invalid parameter: {exc}") from None
         bilm.vocabulary_ = saved.vocabulary

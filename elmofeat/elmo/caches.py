@@ -197,7 +197,8 @@ class BiLMCache:
             return _stored_params(loaded) == expected
 
         return self._cached(key, lambda: clone(bilm).fit(documents, threads=threads),
-                            len(documents), folder, bilm.device, matches)
+                            len(documents), folder, bilm.device, matches,
+                            token_pattern=bilm.token_pattern)
 
     def adapted(self, base, documents, params: dict, folder: Path | None, threads=None):
         """A copy of the fitted ``base`` whose pretraining continued on ``documents``
@@ -227,10 +228,13 @@ class BiLMCache:
         def matches(loaded) -> bool:  # a file planted under the key is not taken on trust
             return _stored_params(loaded) == expected
 
-        return self._cached(key, adapt, len(documents), folder, base.device, matches)
+        return self._cached(key, adapt, len(documents), folder, base.device, matches,
+                            token_pattern=base.token_pattern)
 
     def _cached(self, key, make, n_documents: int, folder: Path | None, device,
-                matches=lambda loaded: True):
+                matches=lambda loaded: True, token_pattern=None):
+        """``token_pattern``: the requesting estimator's own (given in code), which a
+        file of the cache folder may carry; ``matches`` then checks it is that one."""
         if key is None:
             return make()
         with self._lock:
@@ -244,7 +248,8 @@ class BiLMCache:
                 if key in self._memory:
                     return self._memory[key]
             try:
-                fitted = self._make_or_load(key, make, n_documents, folder, device, matches)
+                fitted = self._make_or_load(key, make, n_documents, folder, device, matches,
+                                            token_pattern)
             finally:
                 with self._lock:
                     self._pending.pop(key, None)
@@ -254,7 +259,8 @@ class BiLMCache:
                 self._remember(key, sharing.share(fitted))
             return fitted
 
-    def _make_or_load(self, key, make, n_documents, folder, device, matches):
+    def _make_or_load(self, key, make, n_documents, folder, device, matches,
+                      token_pattern=None):
         if folder is not None:
             try:
                 folder = private_folder(Path(folder))
@@ -265,9 +271,11 @@ class BiLMCache:
                 folder = None
         if folder is None:
             return make()
-        return self._from_folder(make, key, n_documents, folder, device, matches)
+        return self._from_folder(make, key, n_documents, folder, device, matches,
+                                 token_pattern)
 
-    def _from_folder(self, make, key: str, n_documents: int, folder: Path, device, matches):
+    def _from_folder(self, make, key: str, n_documents: int, folder: Path, device, matches,
+                     token_pattern=None):
         from ..bilm import BiLM
 
         path = folder / f"bilm-{key}.pt"
@@ -277,7 +285,8 @@ class BiLMCache:
                 return make()
             if path.is_file() and not path.is_symlink():
                 try:
-                    loaded = BiLM.load(path, device=device)
+                    loaded = BiLM.load(path, device=device, trusted_token_patterns=(
+                        () if token_pattern is None else (token_pattern,)))
                     if matches(loaded):
                         os.utime(path, follow_symlinks=False)  # recently used
                         return loaded
