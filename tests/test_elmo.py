@@ -201,13 +201,13 @@ def test_a_full_cache_still_answers_with_every_document(corpus, bilm):
     X, _ = corpus
     expected, expected_offsets = bilm.embed_flat(X[:40])
     cache = _bilm_cache.RepresentationCache(max_bytes=expected[:expected_offsets[20]].nbytes)
-    cache.embed(bilm, "id", X[:20])  # fills the cache exactly
-    layers, offsets = cache.embed(bilm, "id", X[:40])  # 20 cached, 20 new that evict them
+    cache.embed(bilm, X[:20])  # fills the cache exactly
+    layers, offsets = cache.embed(bilm, X[:40])  # 20 cached, 20 new that evict them
     np.testing.assert_array_equal(offsets, expected_offsets)
     np.testing.assert_allclose(layers, expected, rtol=1e-5, atol=1e-6)
     assert cache.hits == 20 and cache.misses == 40
     # Nothing cached: the computed array itself comes back (no second copy at the peak).
-    fresh, _ = _bilm_cache.RepresentationCache(max_bytes=0).embed(bilm, "id", X[:5])
+    fresh, _ = _bilm_cache.RepresentationCache(max_bytes=0).embed(bilm, X[:5])
     assert fresh.base is None or fresh.flags.owndata or fresh.base.nbytes == fresh.nbytes
 
 

@@ -292,3 +292,15 @@ def test_every_shipped_default_pattern_is_vetted():
 
     for estimator in (BiLM(), SVDVectorizer(), SkipGramVectorizer()):
         assert estimator.token_pattern in VETTED_TOKEN_PATTERNS.values()
+
+
+# -- issue 71, item 5: the default is repeatable ------------------------------------------
+
+def test_the_default_vectorizer_fitted_twice_gives_the_same_features():
+    texts = make_topic_corpus(80)[0]
+    first = ElmoVectorizer(bag_size=16).fit(texts).transform(UNSEEN)
+    elmofeat.clear_caches()
+    second = ElmoVectorizer(bag_size=16).fit(texts).transform(UNSEEN)
+    np.testing.assert_array_equal(first, second)
+    seeded = ElmoVectorizer(bag_size=16, random_state=3).fit(texts).transform(UNSEEN)
+    assert not np.array_equal(seeded, first)  # an int still selects the draws

@@ -41,6 +41,11 @@ def _is_fitted_bilm(bilm) -> bool:
 
 
 
+#: The seed of the label-free draws of a fit with ``random_state=None`` (see
+#: ``random_state``): the same texts, the same features, as gensim's ``seed=1`` default.
+UNSEEDED_LABEL_FREE_SEED = 0
+
+
 class ElmoVectorizer(BaseTextVectorizer):
     """Contextual document features from an ELMo-style biLM, mixed and pooled.
 
@@ -171,12 +176,13 @@ class ElmoVectorizer(BaseTextVectorizer):
     random_state : int, RandomState instance or None, default=None
         Seeds the ``"random"`` fixed weights, the mix's training and the cross-fitting
         folds, the contextual bag's sample and k-means, an adaptation (``adapt_epochs``),
-        and a biLM pretrained on ``X``. With None, the adaptation and the biLM are
-        unseeded (``BiLM(random_state=None)``): fits on the same texts in this process
-        share them (a search adapts or pretrains once), and they are never written to
-        ``cache_dir``; and each fit draws its own bag, whose codes (and so the bag's
-        features) differ from fit to fit, as ``KMeans``'s clusters do: pass an int for
-        features that a second fit reproduces.
+        and a biLM pretrained on ``X``. With None, the label-free draws (the bag's
+        sample and k-means, the layers' spread) use a fixed seed, so that fitting
+        ``ElmoVectorizer()`` twice on the same texts gives the same features; the mix's
+        training, the folds, the adaptation and the biLM are unseeded
+        (``BiLM(random_state=None)``): fits on the same texts in this process share the
+        adaptation and the biLM (a search adapts or pretrains once), and they are never
+        written to ``cache_dir``. An int seeds every draw, the label-free ones included.
     verbose : bool, default=False
         Show progress bars: the biLM's pretraining, and ``transform`` (documents).
 
@@ -578,8 +584,12 @@ class ElmoVectorizer(BaseTextVectorizer):
         # The biLM learns from every text, labelled or not.
         self.bilm_ = self._pretrained_bilm(documents, random_state, threads)
         seed = int(random_state.randint(2**31 - 1))
+        # The label-free draws (the spread's sample, the bag's sample and k-means) are
+        # seeded even with random_state=None: the same texts give the same features, as
+        # TfidfVectorizer's do (an int still selects them).
+        label_free_seed = seed if self.random_state is not None else UNSEEDED_LABEL_FREE_SEED
         # Every mix sees each layer divided by its spread (label-free: every document).
-        self.layer_scales_ = self._scales(documents, seed, threads)
+        self.layer_scales_ = self._scales(documents, label_free_seed, threads)
         data = MixData(self.layer_scales_, self.bilm_.output_dim_, targets=targets)
         if spec.needs_labels:
             data.layers, data.offsets = self._layers(documents, threads)
@@ -591,7 +601,8 @@ class ElmoVectorizer(BaseTextVectorizer):
         self.mix_ = spec.fit_mix(data, None if targets is None else targets.labelled, settings)
         self.layer_weights_ = self.mix_.layer_weights
         self.gamma_ = None if self.mix_.gamma is None else float(self.mix_.gamma)
-        self.bag_ = self._fit_bag(documents, seed, threads) if self.bag_size else None
+        self.bag_ = (self._fit_bag(documents, label_free_seed, threads) if self.bag_size
+                     else None)
         self.feature_scale_ = FEATURE_SCALE
         return documents, data, settings
 
