@@ -254,9 +254,9 @@ def test_pretrain_streams_folders_globs_and_several_files(tmp_path, capsys):
         handle.write("\n".join(TEXTS[24:]) + "\n")
     expected = BiLM(embedding_dim=8, hidden_dim=8, max_epochs=2, random_state=0).fit(
         text for text in TEXTS)
-    for inputs in ([str(folder)], [str(folder / "*.txt*")],
-                   [str(folder / "a.txt"), str(folder / "b.txt.gz")]):
-        output = tmp_path / "m.pt"
+    for i, inputs in enumerate(([str(folder)], [str(folder / "*.txt*")],
+                                [str(folder / "a.txt"), str(folder / "b.txt.gz")])):
+        output = tmp_path / f"m{i}.pt"  # an existing output is replaced only with --force
         assert main(["pretrain", *inputs, "-o", str(output), *TINY]) == 0
         assert "pretraining on 2 files (streamed)" in capsys.readouterr().out
         assert weights_digest(BiLM.load(output)) == weights_digest(expected)

@@ -304,3 +304,150 @@ def test_the_default_vectorizer_fitted_twice_gives_the_same_features():
     np.testing.assert_array_equal(first, second)
     seeded = ElmoVectorizer(bag_size=16, random_state=3).fit(texts).transform(UNSEEN)
     assert not np.array_equal(seeded, first)  # an int still selects the draws
+
+
+# -- D3, D14: benchmark writes only into a folder of its own files -----------------------
+
+def _benchmark(*args):
+    from elmofeat.cli import main
+
+    return main(["benchmark", "--quick", "--datasets", "cr", "--methods", "tfidf",
+                 "--no-figures", "--no-progress", *args])
+
+
+@pytest.mark.parametrize("files", [{"report.md": "my own report, weeks of work"},
+                                   {"results.json": '{"mine": true}'},
+                                   {"custrev.pos": "a review\n"}])
+def test_benchmark_never_writes_over_a_users_files(tmp_path, capsys, files):
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    assert _benchmark("-o", str(tmp_path)) != 0
+    assert "holds files this command did not write" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(files)  # nothing added
+    for name, text in files.items():
+        assert (tmp_path / name).read_text() == text
+
+
+def test_a_report_folder_of_its_own_files_is_written_again():
+    from pathlib import Path
+
+    from elmofeat.cli.benchmark import refuse_foreign_files
+
+    report = Path(__file__).resolve().parents[1] / "docs" / "report"  # the committed one
+    refuse_foreign_files(report)  # its own files only: no error
+
+
+@pytest.mark.parametrize("content, message", [
+    ('{"x": 1}', "is not a report's results"), ("[1, 2]", "is not a report's results"),
+    ('{"settings": {"seed": ', "is not a report's results (not JSON")])
+def test_add_to_a_folder_whose_results_are_not_a_report_says_so(tmp_path, capsys,
+                                                                 content, message):
+    (tmp_path / "results.json").write_text(content)
+    assert _benchmark("--add-to", str(tmp_path)) == 1
+    err = capsys.readouterr().err
+    assert message in err and "results.json" in err and "Traceback" not in err
+
+
+# -- D10: pretrain and embed replace no file they did not create, nor an input -------------
+
+TINY_CLI = ["--embedding-dim", "8", "--hidden-dim", "8", "--epochs", "1", "--quiet"]
+
+
+def test_pretrain_never_replaces_an_unrelated_file(tmp_path, capsys):
+    from elmofeat.cli import main
+
+    (tmp_path / "t.txt").write_text("\n".join(make_topic_corpus(20)[0]) + "\n")
+    (tmp_path / "notes.md").write_text("precious")
+    args = ["pretrain", str(tmp_path / "t.txt"), "-o", str(tmp_path / "notes.md"), *TINY_CLI]
+    assert main(args) == 1
+    assert "exists: writing the model would replace it" in capsys.readouterr().err
+    assert (tmp_path / "notes.md").read_text() == "precious"
+    assert main([*args, "--force"]) == 0  # the user says so
+    assert BiLM.load(tmp_path / "notes.md").embedding_dim == 8
+
+
+@pytest.mark.parametrize("inside", ["texts", "vectors"])
+def test_force_never_replaces_an_input_inside_the_model_folder(tmp_path, capsys, inside):
+    from elmofeat.cli import main
+
+    folder = tmp_path / "out"
+    folder.mkdir()
+    texts = "\n".join(make_topic_corpus(20)[0]) + "\n"
+    args = ["pretrain", "--pretrained", "-o", str(folder), "--force", *TINY_CLI]
+    if inside == "texts":
+        (folder / "bilm.pt").write_text(texts)  # the texts, under the weights' name
+        args.insert(1, str(folder / "bilm.pt"))
+    else:
+        (tmp_path / "t.txt").write_text(texts)
+        (folder / "config.json").write_text("{}")  # stands for word vectors in the folder
+        args[1:1] = [str(tmp_path / "t.txt"), "--glove", str(folder / "config.json")]
+    assert main(args) == 1
+    assert "is inside --output" in capsys.readouterr().err
+    if inside == "texts":
+        assert (folder / "bilm.pt").read_text() == texts
+
+
+def test_embed_never_replaces_an_existing_file_without_force(base, tmp_path, capsys):
+    from elmofeat.cli import main
+
+    base.save(tmp_path / "m.pt")
+    (tmp_path / "t.txt").write_text("the cat sat\n")
+    (tmp_path / "x.npy").write_bytes(b"mine")
+    args = ["embed", str(tmp_path / "m.pt"), str(tmp_path / "t.txt"), "-o", str(tmp_path / "x.npy")]
+    assert main(args) == 1
+    assert "exists" in capsys.readouterr().err and (tmp_path / "x.npy").read_bytes() == b"mine"
+    assert main([*args, "--force"]) == 0
+    assert np.load(tmp_path / "x.npy").shape[0] == 1
+
+
+# -- D5: an absurd thread count runs on the CPUs there are --------------------------------
+
+def test_a_million_threads_run_on_the_cpus_of_this_process(base, texts):
+    from joblib import cpu_count
+
+    from elmofeat.runtime.threads import ThreadPolicy
+
+    before = torch.get_num_threads()
+    with ThreadPolicy(1_000_000).applied():
+        assert torch.get_num_threads() == cpu_count()
+    assert torch.get_num_threads() == before
+    expected = ElmoVectorizer(base, cache_dir=None, bag_size=None).fit(texts).transform(texts[:3])
+    vectorizer = ElmoVectorizer(base, cache_dir=None, bag_size=None, n_threads=1_000_000)
+    np.testing.assert_array_equal(vectorizer.fit(texts).transform(texts[:3]), expected)
+
+
+# -- D7: a model folder's layer scales are numbers in float32's normal range ---------------
+
+@pytest.mark.parametrize("values", [[1e-50, 1.0, 1.0], [1e-45, 1.0, 1.0],
+                                    ["0.3", "0.1", "0.2"], [True, True, True]])
+def test_a_folder_with_layer_scales_out_of_range_or_of_another_type_is_refused(base, tmp_path,
+                                                                               values):
+    import json
+
+    older = copy.deepcopy(base)
+    older.layer_scales_ = None  # weights saved before their scales (en-small's format)
+    older.save_pretrained(tmp_path / "tp")
+    config = json.loads((tmp_path / "tp" / "config.json").read_text())
+    config["layer_scales"] = values
+    (tmp_path / "tp" / "config.json").write_text(json.dumps(config))
+    with pytest.raises(ValueError, match="invalid layer scales"):
+        BiLM.from_pretrained(tmp_path / "tp")
+
+
+# -- D8: the adapted model's key is its base's full state; D9: identical texts -----------
+
+def test_bases_with_other_layer_scales_are_other_adaptations(base):
+    b1, b2 = copy.deepcopy(base), copy.deepcopy(base)
+    b2.layer_scales_ = np.array([1.0, 2.0, 3.0], dtype=np.float32)
+    kw = dict(adapt_epochs=1, random_state=0, cache_dir=None, bag_size=None)
+    v1 = ElmoVectorizer(b1, **kw).fit(["topic0word1 common2 topic0word3"])
+    v2 = ElmoVectorizer(b2, **kw).fit(["topic0word1 common2 topic0word3"])
+    assert v2.bilm_ is not v1.bilm_
+    np.testing.assert_array_equal(v2.bilm_.layer_scales_, [1.0, 2.0, 3.0])
+
+
+def test_adapting_on_identical_texts_keeps_the_layer_scales(base):
+    adapted = copy.deepcopy(base).set_params(warm_start=True, max_epochs=1, random_state=0)
+    adapted.fit(["topic0word1 common2 topic0word3"] * 3)
+    np.testing.assert_array_equal(adapted.layer_scales_, base.layer_scales_)
+    assert not np.allclose(base.layer_scales_, 1)

@@ -14,7 +14,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
 
 from .._base import TextEstimatorMixin
-from ..mixes.base import layer_spread
+from ..mixes.base import layer_spread, measured_spread
 from ..runtime.malloc import reuse_large_blocks
 from .._param_validation import (Interval, Real, StrOptions, TorchDevices, fit_context,
                                  positive_int)
@@ -160,7 +160,8 @@ class BiLM(EmbeddingMixin, PersistenceMixin, TextEstimatorMixin, BaseEstimator):
         busy machine (a thread that shares its core with another process stalls the
         others at every kernel's barrier), but the weights then depend on the machine's
         load, because the thread count changes how some kernels sum (at some model
-        widths: ``benchmarks/thread_invariance.py``). An int fixes the count.
+        widths: ``benchmarks/thread_invariance.py``). An int fixes the count, capped at
+        the CPUs this process may use (a pickle from a larger machine runs here).
     device : str, default="cpu"
         ``"auto"`` (CUDA when available, else the CPU) or any torch device string:
         ``"cpu"``, ``"cuda"``, ``"cuda:1"``, ``"mps"``.
@@ -515,11 +516,12 @@ class BiLM(EmbeddingMixin, PersistenceMixin, TextEstimatorMixin, BaseEstimator):
             self.n_representations_ = self.n_layers + 1
             # The spread of each layer over the training texts: what a frozen mix
             # divides by when there are no texts of the user's to measure it on. An
-            # adaptation on too few documents to measure one (fewer than 2 with a token)
-            # keeps the spread the model measured before.
+            # adaptation on texts that measure none (fewer than 2 with a token, or all
+            # alike) keeps the spread the model measured before.
             layers, offsets = self.embed_tokens(data.scale_sample(), threads=threads)
             previous = getattr(self, "layer_scales_", None) if warm else None
-            if previous is not None and np.count_nonzero(np.diff(offsets)) < 2:
+            spread = measured_spread(layers, offsets)
+            if spread is None and previous is not None:
                 self.layer_scales_ = np.array(previous, dtype=np.float32)
             else:
                 self.layer_scales_ = layer_spread(layers, offsets)

@@ -447,11 +447,22 @@ def _layer_scales(values, n_representations: int, path) -> np.ndarray | None:
     """A saved ``layer_scales_`` (positive, finite, one per representation) or None."""
     if values is None:
         return None
-    scales = np.asarray(values, dtype=np.float64)
-    if (scales.shape != (n_representations,) or not np.isfinite(scales).all()
-            or (scales <= 0).any() or (scales > np.finfo(np.float32).max).any()):
+    # By type first: NumPy would read "0.3" and True as numbers.
+    is_number = (lambda v: isinstance(v, (int, float, np.floating, np.integer))
+                 and not isinstance(v, (bool, np.bool_)))
+    if (isinstance(values, (str, bytes)) or not hasattr(values, "__len__")
+            or not all(is_number(v) for v in np.asarray(values, dtype=object).ravel())):
         raise ValueError(f"{path} has invalid layer scales {values!r}: expected "
-                         f"{n_representations} positive finite numbers")
+                         f"{n_representations} numbers")
+    scales = np.asarray(values, dtype=np.float64)
+    # Within float32's normal range: below it a scale becomes 0 or a denormal, and the
+    # features it divides become infinite.
+    f32 = np.finfo(np.float32)
+    if (scales.shape != (n_representations,) or not np.isfinite(scales).all()
+            or (scales < f32.tiny).any() or (scales > f32.max).any()):
+        raise ValueError(f"{path} has invalid layer scales {values!r}: expected "
+                         f"{n_representations} finite numbers between {f32.tiny:.3g} and "
+                         f"{f32.max:.3g} (float32's normal range)")
     return scales.astype(np.float32)
 
 

@@ -3,9 +3,12 @@
 An hour of pretraining must not end in "Permission denied", and an output that is one of
 the inputs would replace the texts with the result. Every command checks its output
 first: a file where a folder should be (or the reverse), a folder it cannot write in, a
-path inside an input (every input of the command: texts, word vectors, the model it
-reads), two outputs in one place, and a model folder that holds files already
-(written into only with ``--force``: the rule of ``save_pretrained(overwrite=...)``).
+path inside an input or an input inside the output (every input of the command: texts,
+word vectors, the model it reads; with or without ``--force``), two outputs in one
+place, an existing file (replaced only with ``--force``), and a model folder that holds
+files already (written into only with ``--force``: the rule of
+``save_pretrained(overwrite=...)``). One rule for every command: none replaces a file it
+did not create, nor writes into a folder of files it did not write, unless ``--force``.
 """
 
 from __future__ import annotations
@@ -47,15 +50,21 @@ def _check_new_parents(path: Path, output) -> Path:
     return ancestor
 
 
-def check_output_file(output, inputs=(), what: str = "the output") -> None:
+def check_output_file(output, inputs=(), what: str = "the output", *,
+                      replace: bool = False) -> None:
     """``output`` can be written as a file and is none of ``inputs`` (paths, globs or
-    names that are not paths); ``what``: what would be written, for the message."""
+    names that are not paths); ``what``: what would be written, for the message.
+    ``replace``: whether an existing file may be replaced (``--force``): a command
+    replaces no file it did not create without it."""
     refuse_output_among_inputs(output, inputs, what)
     path = Path(output).expanduser()
     if path.is_dir():
         raise ValueError(f"--output {output} is a folder: give a file name")
     if path.exists() and not path.is_file():
         raise ValueError(f"--output {output} exists and is not a regular file")
+    if path.exists() and not replace:
+        raise FileExistsError(f"--output {output} exists: writing {what} would replace it. "
+                              "Choose a new path, or pass --force to replace it")
     _check_new_parents(path, output)
 
 
@@ -102,9 +111,13 @@ def refuse_output_among_inputs(output, inputs, what: str) -> None:
         for path in matches:
             if not path.exists():
                 continue  # a dataset name, or nothing yet
-            path = path.resolve()
+            path = path.resolve()  # symlinks and relative paths: the real place
             if path == resolved or (path.is_dir() and path in resolved.parents):
                 where = "inside " if path != resolved else ""
                 raise ValueError(f"--output {output} is {where}the input {given}: writing "
                                  f"{what} there would replace or join the texts; choose "
                                  "another output path")
+            if resolved in path.parents:  # even with --force: its files could be replaced
+                raise ValueError(f"the input {given} is inside --output {output}: writing "
+                                 f"{what} there could replace it; choose another output "
+                                 "folder")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shlex
 from dataclasses import replace
 from pathlib import Path
@@ -22,8 +23,9 @@ def add_arguments(parser) -> None:
 
     parser.add_argument("-o", "--output", default=None,
                         help="report folder (default: ./elmofeat-report, with --quick "
-                        "./elmofeat-report-quick); a folder that holds the report of a run "
-                        "with other settings is refused unless --force")
+                        "./elmofeat-report-quick); a folder that holds files this command "
+                        "did not write, or the report of a run with other settings, is "
+                        "refused unless --force")
     parser.add_argument("--quick", action="store_true",
                         help="smoke run (small slices, 2 folds, a small biLM; its report "
                         "gives its wall time): its numbers are not evidence")
@@ -114,6 +116,59 @@ def refuse_other_report(output: Path, settings) -> None:
             "./elmofeat-report-quick), or pass --force to write over it")
 
 
+# What a report folder holds when this command wrote it: these names only, each checked
+# by content where it can be (an allow-list: anything else is a user's file).
+_REPORT_HEADER = "# elmofeat benchmark report"
+_FIGURE = re.compile(r"(suite_accuracy|[a-z0-9_]+_(confusion|layer_weights|perplexity))\.png")
+
+
+def _foreign(path: Path) -> str | None:
+    """Why ``path`` (an entry of a report folder) is not this command's, or None."""
+    import json
+
+    name = path.name
+    if name == "splits" and path.is_dir() and not path.is_symlink():
+        for entry in path.rglob("*"):
+            if entry.is_symlink() or (entry.is_file() and entry.suffix != ".json"):
+                return f"{entry} is not a finished split"
+        return None
+    if not path.is_file() or path.is_symlink():
+        return f"{name} is not a file this command writes"
+    if name == "report.md":
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            if handle.readline().rstrip("\n") != _REPORT_HEADER:
+                return "report.md is not an elmofeat report"
+        return None
+    if name == "results.json":
+        try:
+            saved = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return "results.json is not an elmofeat report's results"
+        if not (isinstance(saved, dict) and isinstance(saved.get("settings"), dict)):
+            return "results.json is not an elmofeat report's results"
+        return None
+    if _FIGURE.fullmatch(name):
+        return None
+    return f"{name} is not a file this command writes"
+
+
+def refuse_foreign_files(output: Path, option: str = "--output") -> None:
+    """A folder that holds files this command did not write (a user's own report.md, a
+    data set) is not written into without ``--force``: the command writes report.md,
+    results.json, figures and splits/ there, replacing files of those names."""
+    if not output.is_dir():
+        return
+    reasons = [reason for entry in sorted(output.iterdir())
+               if (reason := _foreign(entry)) is not None]
+    if reasons:
+        shown = "; ".join(reasons[:3]) + ("; ..." if len(reasons) > 3 else "")
+        raise FileExistsError(
+            f"{option} {output} holds files this command did not write ({shown}): it "
+            "writes report.md, results.json, its figures and splits/ there and would "
+            "replace or mix with them. Choose a new or empty folder, or pass --force to "
+            "write there anyway")
+
+
 def run(args) -> int:
     from ..suite import run_benchmark, write_report
 
@@ -127,6 +182,7 @@ def run(args) -> int:
     if args.add_to is None:
         check_output_folder(output, what="the report")
         if not args.force:
+            refuse_foreign_files(output)
             refuse_other_report(output, settings)
     if not args.no_figures:
         try:
@@ -143,9 +199,19 @@ def run(args) -> int:
         source = Path(args.add_to) / "results.json"
         if not source.is_file():
             raise FileNotFoundError(f"--add-to: no results.json in {args.add_to}")
-        base = json.loads(source.read_text(encoding="utf-8"))
-        base.pop("summary", None)
         output = Path(args.add_to)
+        try:
+            base = json.loads(source.read_text(encoding="utf-8"))
+        except ValueError as exc:
+            raise ValueError(f"--add-to: {source} is not a report's results (not JSON: "
+                             f"{exc})") from None
+        if not (isinstance(base, dict) and isinstance(base.get("settings"), dict)
+                and isinstance(base.get("datasets"), dict)):
+            raise ValueError(f"--add-to: {source} is not a report's results (no settings "
+                             "and datasets): give the folder of an elmofeat benchmark report")
+        base.pop("summary", None)
+        if not args.force:
+            refuse_foreign_files(output, option="--add-to")
         check_output_folder(output, what="the report")
         check_joinable(base["settings"], settings)
     splits = output / "splits" / ("added" if base is not None else "")

@@ -29,7 +29,10 @@ def add_arguments(parser) -> None:
     parser.add_argument("input", help="text file (one document a line), CSV/TSV/Parquet or "
                         "JSON Lines file (see --column) or dataset name")
     parser.add_argument("-o", "--output", required=True,
-                        help="features file: .npy (float32 array) or .parquet (one column per feature)")
+                        help="features file: .npy (float32 array) or .parquet (one column per "
+                        "feature); an existing file is refused unless --force")
+    parser.add_argument("--force", action="store_true",
+                        help="replace an existing --output file (an input never)")
     parser.add_argument("--column", help="text column (or JSON key) of a CSV/TSV/Parquet/JSON "
                         "Lines input (default: 'text')")
     parser.add_argument("--pooling", choices=["mean", "max", "meanmax"], default="mean",
@@ -111,7 +114,7 @@ def run(args) -> int:
     output = Path(args.output)
     if output.suffix.lower() not in FORMATS:
         raise ValueError(f"--output must end in {' or '.join(FORMATS)}, got {output.name}")
-    check_output_file(output, [args.input, args.model], "the features")
+    check_output_file(output, [args.input, args.model], "the features", replace=args.force)
     if output.suffix.lower() == ".parquet":
         check_parquet_engine()  # before the documents are embedded, not after
     from ..bilm import hub

@@ -29,9 +29,10 @@ def add_arguments(parser) -> None:
                         help="save a pretrained-model folder (16-bit weights, config.json) "
                         "instead of one file")
     parser.add_argument("--force", action="store_true",
-                        help="with --pretrained: write into an output folder that holds "
-                        "files already (its config.json, bilm.pt and README.md are "
-                        "replaced); without it such a folder is refused before any work")
+                        help="replace an existing --output file, or with --pretrained write "
+                        "into an output folder that holds files already (its config.json, "
+                        "bilm.pt and README.md are replaced); without it either is refused "
+                        "before any work. An input is never replaced")
     parser.add_argument("--column", help="text column of a CSV/TSV/Parquet input (default: 'text')")
     parser.add_argument("--token-layer", choices=["word", "char"], default=None,
                         help="(default: word)")
@@ -105,7 +106,7 @@ def run(args) -> int:
                             "the model", replace=args.force)
     else:
         check_output_file(args.output, [*inputs, *filter(None, [args.checkpoint_dir])],
-                          "the model")
+                          "the model", replace=args.force)
     if args.checkpoint_dir:
         check_output_folder(args.checkpoint_dir, inputs, "checkpoints")
         refuse_nested(("--output", args.output), ("--checkpoint-dir", args.checkpoint_dir))

@@ -132,10 +132,18 @@ def _stored_params(bilm) -> dict:
 
 
 def model_identity(bilm) -> str:
-    """What a fitted biLM is, beyond its parameters: its weights and its vocabulary."""
+    """What a fitted biLM is, beyond its parameters: its full fitted state. The weights
+    (by their values: :meth:`BiLM.weights_key`), the vocabulary, and every other
+    fitted attribute (``layer_scales_`` and any added later), taken from the object
+    itself rather than from a list of names that could leave one out."""
+    import joblib
+
     vocabulary = hashlib.sha256("\n".join(bilm.vocabulary_.tokens).encode(
         "utf-8", "surrogatepass")).hexdigest()
-    return bilm.weights_key() + vocabulary
+    others = {name: value for name, value in vars(bilm).items()
+              if name.endswith("_") and not name.startswith("_")
+              and name not in ("language_model_", "vocabulary_")}
+    return bilm.weights_key() + vocabulary + joblib.hash(others)
 
 
 def adaptation_target(base, params: dict):

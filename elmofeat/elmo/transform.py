@@ -15,7 +15,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from ..runtime.parallel import worker_thread_budget
-from ..runtime.threads import ThreadPolicy
+from ..runtime.threads import ThreadPolicy, usable_threads
 
 CHUNK = 512
 TOKEN_BUDGET = 16_384
@@ -30,7 +30,8 @@ def transform_part(bilm, mix, pooling, documents, n_parts, batch_size, n_threads
     budget (unless ``n_threads`` fixes it) is counted on the machine it runs on."""
     if not isinstance(n_threads, Integral):  # None or "auto": this machine's share
         n_threads = worker_thread_budget(n_parts)
-    with ThreadPolicy(n_threads).applied() as threads, threadpool_limits(n_threads):
+    with ThreadPolicy(n_threads).applied() as threads, \
+            threadpool_limits(usable_threads(n_threads)):
         return np.concatenate([
             document_features(bilm, mix, pooling, chunk,
                               lambda docs, tokens: bilm.embed_tokens(tokens, batch_size,

@@ -108,15 +108,22 @@ def pool_layers(layers: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     return pool_vectors(flat, offsets, "mean").reshape(len(offsets) - 1, n_layers, dim)
 
 
-def layer_spread(layers: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+def measured_spread(layers: np.ndarray, offsets: np.ndarray) -> np.ndarray | None:
     """Per layer, the root mean variance of the mean-pooled vectors of the non-empty
-    documents: ``(n_tokens, n_layers, dim) -> (n_layers,)``; ones where there is nothing
-    to measure (fewer than 2 documents) or a layer does not vary."""
+    documents: ``(n_tokens, n_layers, dim) -> (n_layers,)``; None where there is nothing
+    to measure: fewer than 2 documents, or a layer that does not vary (identical
+    documents)."""
     pooled = pool_layers(layers, offsets)[np.diff(offsets) > 0]
     if len(pooled) < 2:
-        return np.ones(layers.shape[1], dtype=np.float32)
+        return None
     spread = np.sqrt(pooled.astype(np.float64).var(axis=0).mean(axis=-1))
-    return np.where(spread > 1e-12, spread, 1.0).astype(np.float32)
+    return spread.astype(np.float32) if (spread > 1e-12).all() else None
+
+
+def layer_spread(layers: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """:func:`measured_spread`, with ones where there is nothing to measure."""
+    spread = measured_spread(layers, offsets)
+    return np.ones(layers.shape[1], dtype=np.float32) if spread is None else spread
 
 
 def select_documents(layers: np.ndarray, offsets: np.ndarray, docs) -> tuple[np.ndarray, np.ndarray]:

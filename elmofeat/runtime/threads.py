@@ -155,6 +155,14 @@ def _load() -> CpuLoad:
 N_THREADS_CONSTRAINTS = [positive_int(), StrOptions({"auto"}), None]
 
 
+def usable_threads(n_threads: int) -> int:
+    """An int ``n_threads`` capped at the CPUs this process may use (``joblib.cpu_count``:
+    quotas and affinity included): more threads than that never run faster, and torch
+    crashes the process on absurd counts (a million: the sixth probe's D5). A pickle
+    from a larger machine keeps working on a smaller one."""
+    return max(1, min(int(n_threads), cpu_count()))
+
+
 def check_n_threads(n_threads) -> None:
     """``n_threads`` must be None, ``"auto"`` or an int >= 1 (a clear error otherwise)."""
     validate_parameter_constraints({"n_threads": N_THREADS_CONSTRAINTS},
@@ -220,7 +228,7 @@ class Threads:
         self.policy = policy
         self._governor = _Governor(_load(), most) if policy.adapts else None
         if isinstance(policy.n_threads, Integral):
-            torch.set_num_threads(policy.n_threads)
+            torch.set_num_threads(usable_threads(policy.n_threads))
         elif self._governor is not None:
             threads = self._governor.decide() if self._governor.due() else None
             if threads is None and _recent is not None and time.monotonic() - _recent[0] < _RECENT:
