@@ -101,6 +101,7 @@ def clear_caches() -> None:
     """
     _bilm_cache.BILMS.clear()
     _bilm_cache.REPRESENTATIONS.clear()
+    _bilm_cache.clear_pretrained()
 
 
 @contextlib.contextmanager

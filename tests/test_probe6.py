@@ -451,3 +451,30 @@ def test_adapting_on_identical_texts_keeps_the_layer_scales(base):
     adapted.fit(["topic0word1 common2 topic0word3"] * 3)
     np.testing.assert_array_equal(adapted.layer_scales_, base.layer_scales_)
     assert not np.allclose(base.layer_scales_, 1)
+
+
+# -- D11: an edited model folder is read afresh -------------------------------------------
+
+def test_an_edited_config_of_a_model_folder_is_read_afresh(base, texts, tmp_path):
+    import json
+
+    older = copy.deepcopy(base)
+    older.layer_scales_ = None  # the scales live in config.json (en-small's format)
+    older.save_pretrained(tmp_path / "tp")
+    config_path = tmp_path / "tp" / "config.json"
+
+    def set_scales(values):
+        config = json.loads(config_path.read_text())
+        config["layer_scales"] = values
+        config_path.write_text(json.dumps(config))
+
+    set_scales([0.3, 0.1, 0.2])
+    first = ElmoVectorizer(str(tmp_path / "tp"), bag_size=None).fit(texts)
+    np.testing.assert_allclose(first.bilm_.layer_scales_, [0.3, 0.1, 0.2])
+    set_scales([3, 1, 2])
+    again = ElmoVectorizer(str(tmp_path / "tp"), bag_size=None).fit(texts)
+    np.testing.assert_allclose(again.bilm_.layer_scales_, [3, 1, 2])
+    # clear_caches forgets the process's copy too
+    shared = again.bilm_
+    elmofeat.clear_caches()
+    assert ElmoVectorizer(str(tmp_path / "tp"), bag_size=None).fit(texts).bilm_ is not shared

@@ -436,6 +436,20 @@ _PRETRAINED: OrderedDict = OrderedDict()
 _PRETRAINED_MAX = 2
 
 
+def _file_stamp(path: Path) -> tuple:
+    """A file's real path, size and modification time (None for a missing file)."""
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        return (str(path), None)
+    return (str(path.resolve()), info.st_size, info.st_mtime_ns)
+
+
+def clear_pretrained() -> None:
+    """Forget the process's copies of pretrained models: later fits load them afresh."""
+    _PRETRAINED.clear()
+
+
 def shared_pretrained(name_or_path, device="cpu", cache_dir=None, *,
                       prefer_local: bool = True):
     """The pretrained biLM of ``name_or_path`` (see :func:`elmofeat.bilm.hub.resolve`),
@@ -451,8 +465,9 @@ def shared_pretrained(name_or_path, device="cpu", cache_dir=None, *,
     from ..bilm.io import load_pretrained
 
     path, name = hub.resolve_named(name_or_path, cache_dir, prefer_local=prefer_local)
-    stat = path.stat()
-    key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns, str(device))
+    # Every file of the folder that defines the model: its weights and the config.json
+    # beside them (layer scales), so that an edited folder is read afresh.
+    key = (*(_file_stamp(p) for p in (path, path.with_name("config.json"))), str(device))
     if key in _PRETRAINED and not sharing.is_unchanged(_PRETRAINED[key]):
         del _PRETRAINED[key]  # changed in place by a user: later fits read it afresh
     if key not in _PRETRAINED:
