@@ -337,7 +337,21 @@ def test_20newsgroups_missing_and_damaged_files(tmp_path):
     (folder / "20news-bydate-train.jsonl.xz").write_bytes(b"not xz")
     with pytest.raises(ValueError, match="not an intact xz-compressed JSON Lines file"):
         load_20newsgroups(tmp_path)
+    # A partial file (the sixth probe's D12): another count, other groups.
     with lzma.open(folder / "20news-bydate-train.jsonl.xz", "wt") as f:
         f.write('{"label": "sci.space", "text": "orbit"}\n{"label": "rec.autos", "text": "car"}\n')
-    news = load_20newsgroups(tmp_path)
-    assert news.data == ["orbit", "car"] and news.target.tolist() == [1, 0]
+    with pytest.raises(ValueError, match="holds 2 posts in 2 groups.*damaged or partial"):
+        load_20newsgroups(tmp_path)
+    with lzma.open(folder / "20news-bydate-train.jsonl.xz", "wt") as f:
+        f.write('{"label": "my.group", "text": "orbit"}\n')
+    with pytest.raises(ValueError, match="groups the bydate split does not"):
+        load_20newsgroups(tmp_path)
+    with lzma.open(folder / "20news-bydate-train.jsonl.xz", "wt") as f:  # an empty file
+        pass
+    with pytest.raises(ValueError, match="holds 0 posts"):
+        load_20newsgroups(tmp_path)
+    # A malformed record is named by the file's line (D17)
+    with lzma.open(folder / "20news-bydate-train.jsonl.xz", "wt") as f:
+        f.write('{"label": "sci.space", "text": "a"}\n\n{bad}\n')
+    with pytest.raises(ValueError, match=r"train.jsonl.xz:3: not a JSON object"):
+        load_20newsgroups(tmp_path)

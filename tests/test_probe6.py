@@ -478,3 +478,18 @@ def test_an_edited_config_of_a_model_folder_is_read_afresh(base, texts, tmp_path
     shared = again.bilm_
     elmofeat.clear_caches()
     assert ElmoVectorizer(str(tmp_path / "tp"), bag_size=None).fit(texts).bilm_ is not shared
+
+
+# -- D16: a folder given to register() with "~" is the user's folder -----------------------
+
+def test_register_takes_a_home_folder(base, tmp_path, monkeypatch):
+    from elmofeat.bilm import hub
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    base.save_pretrained(tmp_path / "models" / "m")
+    hub.register("probe6-model", sha256=hub.file_sha256(tmp_path / "models/m/bilm.pt"),
+                 folder="~/models/m")
+    try:
+        assert BiLM.from_pretrained("probe6-model").embedding_dim == base.embedding_dim
+    finally:
+        del hub.REGISTRY["probe6-model"]

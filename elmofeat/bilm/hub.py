@@ -98,10 +98,13 @@ def register(name: str, *, sha256: str, folder: str | None = None, url: str | No
     if name in REGISTRY and not replace:
         raise ValueError(f"a model named {name!r} is already registered (replace=True to "
                          "replace it)")
-    if folder is not None and not Path(folder).expanduser().is_absolute() and not (
-            PACKAGE_MODELS / folder).is_dir():
-        # A relative folder that is not one of elmofeat's own: the user's, from here.
-        folder = str(Path(folder).expanduser().resolve())
+    if folder is not None:
+        expanded = Path(folder).expanduser()
+        if expanded.is_absolute():  # "~/models/m" included: stored as the path it names
+            folder = str(expanded)
+        elif not (PACKAGE_MODELS / folder).is_dir():
+            # A relative folder that is not one of elmofeat's own: the user's, from here.
+            folder = str(expanded.resolve())
     REGISTRY[name] = ModelSource(name, sha256.lower(), folder, url, description,
                                  None if config_sha256 is None else config_sha256.lower())
     return REGISTRY[name]

@@ -12,25 +12,49 @@ from ._base import get_data_home, labelled_partitions, missing_data_error
 
 FOLDER = "20ng"
 FILES = {"train": "20news-bydate-train.jsonl.xz", "test": "20news-bydate-test.jsonl.xz"}
+#: What the bydate split holds: a file with other groups or another count is damaged or
+#: partial, and its integer targets would name other groups than the other file's.
+GROUPS = ("alt.atheism", "comp.graphics", "comp.os.ms-windows.misc",
+          "comp.sys.ibm.pc.hardware", "comp.sys.mac.hardware", "comp.windows.x",
+          "misc.forsale", "rec.autos", "rec.motorcycles", "rec.sport.baseball",
+          "rec.sport.hockey", "sci.crypt", "sci.electronics", "sci.med", "sci.space",
+          "soc.religion.christian", "talk.politics.guns", "talk.politics.mideast",
+          "talk.politics.misc", "talk.religion.misc")
+POSTS = {"train": 11_314, "test": 7_532}
 
 
-def _read(path: Path) -> tuple[list[str], list[str]]:
-    """The labels and texts of one xz-compressed JSON Lines file (``label``, ``text``)."""
+def _read(path: Path, part: str) -> tuple[list[str], list[str]]:
+    """The labels and texts of one xz-compressed JSON Lines file (``label``, ``text``),
+    checked to be the whole ``part`` of the bydate split (its groups and its count)."""
     labels, texts = [], []
     try:
         with lzma.open(path, "rt", encoding="utf-8") as lines:
             for lineno, line in enumerate(lines, 1):
                 if not line.strip():
                     continue
-                record = json.loads(line)
+                try:
+                    record = json.loads(line)
+                except json.JSONDecodeError as exc:  # the file's line, not the record's
+                    raise ValueError(f"{path}:{lineno}: not a JSON object ({exc.msg}, at "
+                                     f"column {exc.colno})") from None
                 if not isinstance(record, dict) or not isinstance(record.get("label"), str) \
                         or not isinstance(record.get("text"), str):
                     raise ValueError(f"{path}:{lineno}: expected an object with a 'label' and "
                                      "a 'text' string")
                 labels.append(record["label"])
                 texts.append(record["text"])
-    except (lzma.LZMAError, EOFError, json.JSONDecodeError, UnicodeDecodeError) as exc:
+    except (lzma.LZMAError, EOFError, UnicodeDecodeError) as exc:
         raise ValueError(f"{path} is not an intact xz-compressed JSON Lines file: {exc}") from None
+    others = sorted(set(labels) - set(GROUPS))
+    if others:
+        raise ValueError(f"{path} holds groups the bydate split does not "
+                         f"({', '.join(others[:3])}): it is not 20 Newsgroups' {part} file")
+    if len(texts) != POSTS[part] or len(set(labels)) != len(GROUPS):
+        raise ValueError(
+            f"{path} holds {len(texts):,} posts in {len(set(labels))} groups; the bydate "
+            f"split's {part} file holds {POSTS[part]:,} in {len(GROUPS)}: it is damaged or "
+            "partial. Restore it (scikit-learn's fetch_20newsgroups(subset="
+            f"'{part}', remove=()) gives the posts)")
     return labels, texts
 
 
@@ -48,7 +72,8 @@ def load_20newsgroups(data_home=None, subset="train") -> Bunch:
     data_home : str or path-like, default=None
         See :func:`~elmofeat.datasets.get_data_home` (``$ELMOFEAT_DATA`` if unset).
     subset : {"train", "test", "all"}, default="train"
-        11,314 training and 7,532 test posts; ``"all"`` is train then test.
+        11,314 training and 7,532 test posts; ``"all"`` is train then test. A file
+        with another count of posts or other groups (damaged or partial) is refused.
 
     Returns
     -------
@@ -78,7 +103,7 @@ def load_20newsgroups(data_home=None, subset="train") -> Bunch:
             "xz-compressed (scikit-learn's fetch_20newsgroups(subset='train' or 'test', "
             "remove=()) gives the posts and groups).",
         )
-    read = {part: _read(path) for part, path in paths.items()}
+    read = {part: _read(path, part) for part, path in paths.items()}
     return labelled_partitions(
         read, "20 Newsgroups, bydate split: Usenet posts from 20 groups, with headers, quotes "
               f"and signatures. Partitions loaded: {', '.join(parts)} from {home}.")
