@@ -493,3 +493,89 @@ def test_register_takes_a_home_folder(base, tmp_path, monkeypatch):
         assert BiLM.from_pretrained("probe6-model").embedding_dim == base.embedding_dim
     finally:
         del hub.REGISTRY["probe6-model"]
+
+
+# -- D13: embed refuses options a saved vectorizer overrides; D15: messages in our words ---
+
+def _cli(*args):
+    from elmofeat.cli import main
+
+    return main(list(args))
+
+
+@pytest.fixture
+def saved_vectorizer(base, texts, tmp_path):
+    vectorizer = ElmoVectorizer(base, cache_dir=None, bag_size=None).fit(texts)
+    elmofeat.dump(vectorizer, tmp_path / "v.skops")
+    (tmp_path / "t.txt").write_text("the cat sat\nthe dog ran\n")
+    return tmp_path
+
+
+@pytest.mark.parametrize("option", [["--pooling", "max"], ["--layer-mix", "frozen"],
+                                    ["--mix-weights", "1", "0", "0"]])
+def test_embed_refuses_bilm_options_with_a_fitted_vectorizer(saved_vectorizer, capsys, option):
+    d = saved_vectorizer
+    assert _cli("embed", str(d / "v.skops"), str(d / "t.txt"), "-o", str(d / "a.npy"),
+                *option) == 1
+    assert "apply to a BiLM" in capsys.readouterr().err
+    assert not (d / "a.npy").exists()
+
+
+def test_embed_takes_n_jobs_with_a_fitted_vectorizer(saved_vectorizer, capsys):
+    d = saved_vectorizer
+    assert _cli("embed", str(d / "v.skops"), str(d / "t.txt"), "-o", str(d / "a.npy")) == 0
+    assert _cli("embed", str(d / "v.skops"), str(d / "t.txt"), "-o", str(d / "b.npy"),
+                "--n-jobs", "2") == 0
+    np.testing.assert_array_equal(np.load(d / "a.npy"), np.load(d / "b.npy"))
+
+
+def test_a_users_file_in_the_checkpoint_folder_is_named_plainly(tmp_path, capsys):
+    (tmp_path / "t.txt").write_text("\n".join(make_topic_corpus(20)[0]) + "\n")
+    (tmp_path / "proj").mkdir()
+    (tmp_path / "proj" / "checkpoint.pt").write_text("my notes")
+    assert _cli("pretrain", str(tmp_path / "t.txt"), "-o", str(tmp_path / "m.pt"),
+                "--checkpoint-dir", str(tmp_path / "proj"), *TINY_CLI) == 1
+    err = capsys.readouterr().err
+    assert "is not an elmofeat biLM checkpoint" in err and "weights_only" not in err
+    assert (tmp_path / "proj" / "checkpoint.pt").read_text() == "my notes"
+
+
+def test_a_checkpoint_folder_that_is_an_input_names_its_option(tmp_path, capsys):
+    (tmp_path / "t.txt").write_text("the cat\n")
+    assert _cli("pretrain", str(tmp_path / "t.txt"), "-o", str(tmp_path / "m.pt"),
+                "--checkpoint-dir", str(tmp_path / "t.txt"), *TINY_CLI) == 1
+    assert f"--checkpoint-dir {tmp_path / 't.txt'} is the input" in capsys.readouterr().err
+
+
+def test_embed_of_one_json_object_says_what_it_expected(base, tmp_path, capsys):
+    base.save(tmp_path / "m.pt")
+    (tmp_path / "obj.json").write_text('{"text": "the cat sat"}')
+    assert _cli("embed", str(tmp_path / "m.pt"), str(tmp_path / "obj.json"), "-o",
+                str(tmp_path / "x.npy")) == 1
+    err = capsys.readouterr().err
+    assert "not a JSON array of objects" in err and "scalar values" not in err
+
+
+def test_embed_of_a_model_that_does_not_read_texts_says_so(tmp_path, capsys):
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    pipe = make_pipeline(StandardScaler(), LogisticRegression()).fit([[0.0], [1.0]], [0, 1])
+    elmofeat.dump(pipe, tmp_path / "p.skops")
+    (tmp_path / "t.txt").write_text("the cat sat on the mat\n")
+    assert _cli("embed", str(tmp_path / "p.skops"), str(tmp_path / "t.txt"), "-o",
+                str(tmp_path / "x.npy")) == 1
+    err = capsys.readouterr().err
+    assert "StandardScaler, does not take texts" in err
+
+
+@pytest.mark.parametrize("args, message", [
+    (["embed", "en-base", "t.txt", "-o", "x.npy", "--n-jobs", "0"], "--n-jobs: must be an integer other than 0"),
+    (["pretrain", "t.txt", "-o", "m.pt", "--max-time", "-5"], "--max-time: must be a number of seconds > 0")])
+def test_option_values_are_checked_by_the_command_line(tmp_path, capsys, monkeypatch, args, message):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "t.txt").write_text("the cat\n")
+    with pytest.raises(SystemExit):
+        _cli(*args)
+    assert message in capsys.readouterr().err

@@ -162,8 +162,11 @@ class Checkpoint(Callback):
         path = self.path
         try:
             state = torch.load(path, map_location="cpu", weights_only=True)
-        except Exception as exc:  # truncated or foreign file
-            raise ValueError(f"cannot read checkpoint {path}: {exc}") from exc
+        except Exception as exc:  # truncated or foreign file: torch's words would mislead
+            raise ValueError(
+                f"{path} is not an elmofeat biLM checkpoint, or it is damaged (it cannot be "
+                f"read as one: {type(exc).__name__}); move it away, or use another "
+                "checkpoint folder") from None
         found = state.get("format") if isinstance(state, dict) else None
         if not isinstance(found, str) or not found.startswith("elmofeat-bilm-checkpoint-"):
             raise ValueError(f"{path} is not an elmofeat biLM checkpoint")

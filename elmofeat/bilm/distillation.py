@@ -260,7 +260,15 @@ def distill(bilm, texts, targets, *, lm_weight: float = 1.0, loss: str = "cosine
     checkpoint = None if checkpoint is None else Path(checkpoint)
     saved = None
     if checkpoint is not None and checkpoint.is_file():
-        saved = torch.load(checkpoint, map_location="cpu", weights_only=False)
+        try:  # tensors, numbers and strings only: loading runs no code
+            saved = torch.load(checkpoint, map_location="cpu", weights_only=True)
+        except Exception as exc:
+            raise ValueError(f"{checkpoint} is not a distillation checkpoint, or it is "
+                             f"damaged ({type(exc).__name__}); remove it or use another "
+                             "file") from None
+        if not isinstance(saved, dict) or "settings" not in saved:
+            raise ValueError(f"{checkpoint} is not a distillation checkpoint; remove it or "
+                             "use another file")
         if saved["settings"] != settings:
             raise ValueError(f"{checkpoint} holds a run with other settings "
                              f"({saved['settings']}); remove it or use another file")

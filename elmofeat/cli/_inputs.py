@@ -19,6 +19,29 @@ def dataset_sources() -> tuple[str, ...]:
     return tuple(sorted({*TASKS, *_PARTITIONS}))
 
 
+def n_jobs_argument(text: str) -> int:
+    """An argparse ``type``: joblib's ``n_jobs``, an integer other than 0 (-1: every CPU)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer other than 0, got {text!r}") from None
+    if value == 0:
+        raise argparse.ArgumentTypeError("must be an integer other than 0 (-1: every CPU), "
+                                         "got 0")
+    return value
+
+
+def positive_seconds_argument(text: str) -> float:
+    """An argparse ``type``: a finite number of seconds > 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number of seconds > 0, got {text!r}") from None
+    if not (value > 0 and value != float("inf")):
+        raise argparse.ArgumentTypeError(f"must be a number of seconds > 0, got {text}")
+    return value
+
+
 def positive_int_argument(text: str) -> int:
     """An argparse ``type``: an integer >= 1 (checked before any data is read)."""
     try:
@@ -74,7 +97,13 @@ def _read_json(path, lines: bool):
     """A JSON Lines file (one object a line) or a JSON array of objects, as a table."""
     import pandas as pd
 
-    frame = pd.read_json(path, lines=lines, dtype=False)
+    try:
+        frame = pd.read_json(path, lines=lines, dtype=False)
+    except ValueError as exc:  # pandas' words ("all scalar values ...") would mislead
+        raise ValueError(
+            f"{path} is not " + ("JSON Lines: one JSON object a line" if lines else
+                                 "a JSON array of objects, one per document")
+            + f", with the text under a key (see --column) ({type(exc).__name__})") from None
     if not isinstance(frame, pd.DataFrame) or not all(isinstance(c, str) for c in frame.columns):
         raise ValueError("expected one JSON object per document, with the text under a key "
                          "(see --column)")

@@ -28,7 +28,7 @@ def _existing_ancestor(path: Path) -> Path:
     return Path.cwd()
 
 
-def _check_writable_folder(folder: Path, output) -> None:
+def _check_writable_folder(folder: Path, output, option: str = "--output") -> None:
     """A file can be created in ``folder`` (tried: permissions, read-only mounts and
     pseudo-filesystems such as /proc all answer only to a real attempt)."""
     try:
@@ -36,17 +36,17 @@ def _check_writable_folder(folder: Path, output) -> None:
             pass
     except OSError as exc:
         reason = exc.strerror or type(exc).__name__
-        raise ValueError(f"--output {output}: cannot write in {folder} ({reason}); choose "
-                         "another output path") from None
+        raise ValueError(f"{option} {output}: cannot write in {folder} ({reason}); choose "
+                         "another path") from None
 
 
-def _check_new_parents(path: Path, output) -> Path:
+def _check_new_parents(path: Path, output, option: str = "--output") -> Path:
     """The folder ``path``'s missing parents would be made in: an existing folder that
     can be written in (not a file where a folder should be)."""
     ancestor = _existing_ancestor(path.parent)
     if not ancestor.is_dir():
-        raise ValueError(f"--output {output}: {ancestor} is a file, not a folder")
-    _check_writable_folder(ancestor, output)
+        raise ValueError(f"{option} {output}: {ancestor} is a file, not a folder")
+    _check_writable_folder(ancestor, output, option)
     return ancestor
 
 
@@ -69,22 +69,22 @@ def check_output_file(output, inputs=(), what: str = "the output", *,
 
 
 def check_output_folder(output, inputs=(), what: str = "the output", *,
-                        replace: bool | None = None) -> None:
+                        replace: bool | None = None, option: str = "--output") -> None:
     """``output`` can be made (or written in) as a folder and holds none of ``inputs``.
 
     ``replace``: for a model folder, whether an existing folder that holds files may be
     written into (``--force``); None: a folder the command fills with files of its own
     names (checkpoints, a report) and may write in again."""
-    refuse_output_among_inputs(output, inputs, what)
+    refuse_output_among_inputs(output, inputs, what, option)
     path = Path(output).expanduser()
     if path.exists() and not path.is_dir():
-        raise ValueError(f"--output {output} exists and is not a folder")
+        raise ValueError(f"{option} {output} exists and is not a folder")
     if replace is not None:
         refuse_to_replace_folder(path, replace, what, option="--force")
     if path.is_dir():
-        _check_writable_folder(path, output)
+        _check_writable_folder(path, output, option)
     else:
-        _check_new_parents(path, output)
+        _check_new_parents(path, output, option)
 
 
 def refuse_nested(first: tuple, second: tuple) -> None:
@@ -99,7 +99,7 @@ def refuse_nested(first: tuple, second: tuple) -> None:
                          "place")
 
 
-def refuse_output_among_inputs(output, inputs, what: str) -> None:
+def refuse_output_among_inputs(output, inputs, what: str, option: str = "--output") -> None:
     """An output that is one of the inputs (or inside an input folder) would replace the
     texts, or join the corpus of the next run."""
     resolved = Path(output).expanduser().resolve()
@@ -114,10 +114,10 @@ def refuse_output_among_inputs(output, inputs, what: str) -> None:
             path = path.resolve()  # symlinks and relative paths: the real place
             if path == resolved or (path.is_dir() and path in resolved.parents):
                 where = "inside " if path != resolved else ""
-                raise ValueError(f"--output {output} is {where}the input {given}: writing "
+                raise ValueError(f"{option} {output} is {where}the input {given}: writing "
                                  f"{what} there would replace or join the texts; choose "
                                  "another output path")
             if resolved in path.parents:  # even with --force: its files could be replaced
-                raise ValueError(f"the input {given} is inside --output {output}: writing "
+                raise ValueError(f"the input {given} is inside {option} {output}: writing "
                                  f"{what} there could replace it; choose another output "
                                  "folder")

@@ -10,7 +10,7 @@ import numpy as np
 
 from .._files import atomic_path
 from ..mixes import DEFAULT_LAYER_MIX, get_mix, mix_names
-from ._inputs import read_texts
+from ._inputs import n_jobs_argument, read_texts
 from ._outputs import check_output_file
 
 FORMATS = (".npy", ".parquet")
@@ -35,15 +35,20 @@ def add_arguments(parser) -> None:
                         help="replace an existing --output file (an input never)")
     parser.add_argument("--column", help="text column (or JSON key) of a CSV/TSV/Parquet/JSON "
                         "Lines input (default: 'text')")
-    parser.add_argument("--pooling", choices=["mean", "max", "meanmax"], default="mean",
-                        help="with a BiLM: how token vectors become one document vector")
-    parser.add_argument("--layer-mix", choices=_label_free_mixes(), default=DEFAULT_LAYER_MIX,
-                        help="with a BiLM: how a token's layers become one vector, a mix that "
-                        f"needs no labels (default: {DEFAULT_LAYER_MIX}, as ElmoVectorizer's)")
+    # None: not given. A fitted vectorizer's own settings define its features, so these
+    # are refused with one (rather than dropped).
+    parser.add_argument("--pooling", choices=["mean", "max", "meanmax"], default=None,
+                        help="with a BiLM only: how token vectors become one document "
+                        "vector (default: mean)")
+    parser.add_argument("--layer-mix", choices=_label_free_mixes(), default=None,
+                        help="with a BiLM only: how a token's layers become one vector, a mix "
+                        f"that needs no labels (default: {DEFAULT_LAYER_MIX}, as "
+                        "ElmoVectorizer's)")
     parser.add_argument("--mix-weights", type=float, nargs="+", metavar="W",
-                        help="with a BiLM: fixed weight of each layer (default: uniform)")
-    parser.add_argument("--n-jobs", type=int, default=None,
-                        help="with a BiLM: parallel workers for the transform (default: 1)")
+                        help="with a BiLM only: fixed weight of each layer (default: uniform)")
+    parser.add_argument("--n-jobs", type=n_jobs_argument, default=None,
+                        help="parallel workers for the transform of every ElmoVectorizer "
+                        "(default: 1; -1: every CPU)")
     parser.add_argument("--data-home", help="dataset folder for dataset names")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.add_argument("--trust-pickle", action="store_true",
@@ -75,8 +80,9 @@ def load_model(path: Path, args, texts):
                   "with elmofeat.dump, for scaled layers)", file=sys.stderr, flush=True)
         # No contextual bag: its codebook would be learned from texts, and a model file
         # embeds without any.
-        vectorizer = ElmoVectorizer(bilm, layer_mix=args.layer_mix, mix_weights=args.mix_weights,
-                                    scale_layers=scales, pooling=args.pooling, bag_size=None,
+        vectorizer = ElmoVectorizer(bilm, layer_mix=args.layer_mix or DEFAULT_LAYER_MIX,
+                                    mix_weights=args.mix_weights, scale_layers=scales,
+                                    pooling=args.pooling or "mean", bag_size=None,
                                     n_jobs=args.n_jobs, cache_dir=None, verbose=not args.quiet)
         # Its mix, with fixed weights and the model's scales, learns nothing from texts.
         return vectorizer.fit([""])
@@ -94,6 +100,14 @@ def load_model(path: Path, args, texts):
         except Exception as exc:
             raise ValueError(f"{path} is neither an elmofeat model file nor a joblib file: "
                              f"{exc}") from exc
+    given = [option for option, value in (("--pooling", args.pooling),
+                                          ("--layer-mix", args.layer_mix),
+                                          ("--mix-weights", args.mix_weights))
+             if value is not None]
+    if given:
+        raise ValueError(f"{' and '.join(given)} apply to a BiLM, but {path} holds a fitted "
+                         f"{type(model).__name__}, whose own settings define its features: "
+                         "drop the option, or set it on the vectorizer before saving it")
     from sklearn.pipeline import Pipeline
 
     if isinstance(model, Pipeline) and not hasattr(model, "transform") and len(model) > 1:
@@ -124,9 +138,23 @@ def run(args) -> int:
                                 f"model of that name ({', '.join(sorted(hub.REGISTRY))})")
     texts = read_texts(args.input, args.column, args.data_home)
     model = load_model(Path(args.model), args, texts)
-    if not args.quiet:
-        _show_progress(model)
-    features = model.transform(texts)
+    for vectorizer in _elmo_vectorizers(model):
+        # Run settings only: the features stay the saved vectorizer's.
+        if not args.quiet:  # a loaded model's own setting is off: library calls are quiet
+            vectorizer.verbose = True
+        if args.n_jobs is not None:
+            vectorizer.n_jobs = args.n_jobs
+    try:
+        features = model.transform(texts)
+    except (ValueError, TypeError) as exc:
+        first = _first_step(model)
+        if _takes_text(first):
+            raise
+        # Another library's words ("could not convert string to float") would not say
+        # what is wrong: the model does not read texts.
+        raise ValueError(f"{args.model} holds a {type(model).__name__} whose first step, "
+                         f"{type(first).__name__}, does not take texts ({exc}): embed needs a "
+                         "text vectorizer, or a pipeline that starts with one") from None
     if hasattr(features, "toarray"):
         features = features.toarray()
     features = np.asarray(features, dtype=np.float32)
@@ -155,11 +183,28 @@ def check_parquet_engine() -> None:
                           "installed: pip install 'elmofeat[parquet]', or write .npy")
 
 
-def _show_progress(model) -> None:
-    """Turn on the progress bar of every ElmoVectorizer in ``model`` (a loaded model's
-    own setting is off: library calls are quiet by default)."""
+def _elmo_vectorizers(model):
+    """Every ElmoVectorizer in ``model`` (itself, or a step of a pipeline)."""
     from ..elmo.vectorizer import ElmoVectorizer
 
     for name, value in [("", model), *model.get_params(deep=True).items()]:
         if isinstance(value, ElmoVectorizer):
-            value.verbose = True
+            yield value
+
+
+def _first_step(model):
+    from sklearn.pipeline import Pipeline
+
+    while isinstance(model, Pipeline):
+        model = model.steps[0][1]
+    return model
+
+
+def _takes_text(estimator) -> bool:
+    """Whether ``estimator`` declares that it reads strings (scikit-learn's tags)."""
+    from sklearn.utils import get_tags
+
+    try:
+        return bool(get_tags(estimator).input_tags.string)
+    except Exception:  # an estimator without tags: take it at its word
+        return True

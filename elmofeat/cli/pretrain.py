@@ -8,7 +8,8 @@ import time
 from pathlib import Path
 
 from ..models.recipes import RECIPES
-from ._inputs import positive_int_argument, read_texts, seed_argument, threads
+from ._inputs import (positive_int_argument, positive_seconds_argument, read_texts,
+                      seed_argument, threads)
 from ._outputs import check_output_file, check_output_folder, refuse_nested
 
 
@@ -52,7 +53,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("--pretrained-words", type=positive_int_argument, metavar="N",
                         help="with --glove: also read the file's first N words that the "
                         "corpus lacks (read, not predicted)")
-    parser.add_argument("--max-time", type=float, metavar="SECONDS",
+    parser.add_argument("--max-time", type=positive_seconds_argument, metavar="SECONDS",
                         help="stop pretraining after this long (the last epoch is validated)")
     parser.add_argument("--checkpoint-dir", help="write checkpoints here; running the same "
                         "command again resumes from the last one")
@@ -108,7 +109,8 @@ def run(args) -> int:
         check_output_file(args.output, [*inputs, *filter(None, [args.checkpoint_dir])],
                           "the model", replace=args.force)
     if args.checkpoint_dir:
-        check_output_folder(args.checkpoint_dir, inputs, "checkpoints")
+        check_output_folder(args.checkpoint_dir, inputs, "checkpoints",
+                            option="--checkpoint-dir")
         refuse_nested(("--output", args.output), ("--checkpoint-dir", args.checkpoint_dir))
     params = dict(RECIPES[args.recipe].params(args.data_home)) if args.recipe else {}
     for option, param in _OPTIONS.items():
