@@ -1,5 +1,5 @@
 """The defects of the sixth hostile probe (`../shared/notes/probe-6.md`, D1 to D17), each
-as the probe found it: every test here fails on a517b10 (0.3.0's code)."""
+as the probe found it: each test of a fix fails on a517b10, the commit before them."""
 
 import copy
 import pickle
@@ -13,8 +13,7 @@ from elmofeat import BiLM, ElmoVectorizer
 from elmofeat.elmo import caches as _bilm_cache
 
 from .estimator_checks import make_topic_corpus
-
-SMALL = dict(embedding_dim=8, hidden_dim=8, max_epochs=1, batch_size=16, random_state=0)
+from .test_probe5 import SMALL, base, texts  # noqa: F401 (fixtures: a small fitted biLM)
 
 FIT = ["the cat sat on the mat .", "stocks fell sharply on monday", "a dog barked"]
 # Never seen in fit: their layers are computed afresh, from the weights as they are now.
@@ -168,16 +167,6 @@ def test_the_shared_model_layer_scales_cannot_be_changed_behind_its_back(shared)
 
 
 # -- D6: a private biLM changed through .data or a NumPy view keeps no stale layers --------
-
-@pytest.fixture(scope="module")
-def texts():
-    return make_topic_corpus(60)[0]
-
-
-@pytest.fixture(scope="module")
-def base(texts):
-    return BiLM(**SMALL).fit(texts)
-
 
 def _by_data(lm):
     with torch.no_grad():

@@ -19,38 +19,30 @@ def dataset_sources() -> tuple[str, ...]:
     return tuple(sorted({*TASKS, *_PARTITIONS}))
 
 
-def n_jobs_argument(text: str) -> int:
-    """An argparse ``type``: joblib's ``n_jobs``, an integer other than 0 (-1: every CPU)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be an integer other than 0, got {text!r}") from None
-    if value == 0:
-        raise argparse.ArgumentTypeError("must be an integer other than 0 (-1: every CPU), "
-                                         "got 0")
-    return value
+def _checked_argument(convert, accept, wanted: str, doc: str):
+    """An argparse ``type``: ``convert`` the text, and refuse a value ``accept`` does not
+    take, saying what is ``wanted`` (checked before any data is read)."""
+    def parse(text: str):
+        try:
+            value = convert(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be {wanted}, got {text!r}") from None
+        if not accept(value):
+            raise argparse.ArgumentTypeError(f"must be {wanted}, got {value}")
+        return value
+
+    parse.__doc__ = doc
+    return parse
 
 
-def positive_seconds_argument(text: str) -> float:
-    """An argparse ``type``: a finite number of seconds > 0."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a number of seconds > 0, got {text!r}") from None
-    if not (value > 0 and value != float("inf")):
-        raise argparse.ArgumentTypeError(f"must be a number of seconds > 0, got {text}")
-    return value
-
-
-def positive_int_argument(text: str) -> int:
-    """An argparse ``type``: an integer >= 1 (checked before any data is read)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {value}")
-    return value
+positive_int_argument = _checked_argument(int, lambda v: v >= 1, "an integer >= 1",
+                                          "An integer >= 1.")
+n_jobs_argument = _checked_argument(int, lambda v: v != 0,
+                                    "an integer other than 0 (-1: every CPU)",
+                                    "joblib's ``n_jobs``: an integer other than 0.")
+positive_seconds_argument = _checked_argument(
+    float, lambda v: 0 < v < float("inf"), "a number of seconds > 0",
+    "A finite number of seconds > 0.")
 
 
 def seed_argument(text: str) -> int:
