@@ -304,14 +304,20 @@ FEATURES = {"layers": "its layers, `ElmoVectorizer()`'s defaults", "head": "its 
             "both": "both side by side"}
 
 
+# Students trained while tests ran on the same two cores (2026-11-28): their training
+# minutes are upper bounds, not this host's cost.
+SHARED_HOST = {"distil-100k-e1-lm0", "distil-100k-e4-lm0.1"}
+
+
 def describe(name: str, row: dict) -> list:
     training = row.get("training")
     if training is None:
         return [name, row["config"], "", "", ""]
     settings = training["settings"]
+    shared = " (beside other jobs: an upper bound)" if name.split(":")[0] in SHARED_HOST else ""
     return [name, FEATURES[row["config"]["features"]], f"{training['texts']:,}",
             f"{settings['epochs']} (LM weight {settings['lm_weight']:g}, {settings['loss']})",
-            f"{training['train_minutes']:.1f} on {training['host']}"]
+            f"{training['train_minutes']:.1f} on {training['host']}{shared}"]
 
 
 def teacher_facts() -> dict | None:

@@ -604,14 +604,19 @@ class BiLM(EmbeddingMixin, PersistenceMixin, TextEstimatorMixin, BaseEstimator):
         """What embedding documents reads of the weights, for :meth:`weights_key`: every
         tensor of the encoder, and of its word table only the rows ``word_ids`` and the
         padding row, which batches read too (None: every row)."""
-        tables = self._row_tables()
         cached = getattr(self, "_weights_key_", None)  # its names: no walk of the modules
-        names = (cached[2].names if cached is not None
-                 else self.language_model_.state_dict(keep_vars=True))
-        reads = {name: None for name in names if name.startswith("encoder.")}
+        if cached is not None:
+            names = cached[2].encoder_names
+        else:
+            names = [n for n in self.language_model_.state_dict(keep_vars=True)
+                     if n.startswith("encoder.")]
+        reads = dict.fromkeys(names)
         if word_ids is not None:
-            ids = np.union1d(np.asarray(word_ids, dtype=np.int64), [0])
-            for name in tables:
+            # the padding row too: batches read it (word_ids from :meth:`word_ids` hold it)
+            ids = np.asarray(word_ids, dtype=np.int64)
+            if not (ids.size and ids[0] == 0):
+                ids = np.union1d(ids, [0])
+            for name in self._row_tables():
                 reads[name] = ids
         return reads
 
@@ -627,16 +632,18 @@ class BiLM(EmbeddingMixin, PersistenceMixin, TextEstimatorMixin, BaseEstimator):
             (self.lowercase, self.token_pattern, self.max_len, str(self._device)))
 
     def word_ids(self, token_lists) -> np.ndarray:
-        """The distinct vocabulary ids of ``token_lists`` (documents cut by
-        :meth:`tokenize`): the rows of the word table their layers read (none for a
-        character token layer, which has no such table)."""
+        """The vocabulary ids of ``token_lists``' distinct tokens (documents cut by
+        :meth:`tokenize`), with the padding and marker rows: the rows of the word table
+        their layers read (none for a character token layer, which has no such table)."""
         if not self._row_tables():
             return np.zeros(0, np.int64)
         # The distinct tokens only: a tenth of the lookups of cutting the windows.
         distinct = pd.Index(list(set(chain.from_iterable(token_lists))), dtype=object)
         ids = self.vocabulary_.index.get_indexer(distinct)
-        markers = [self.vocabulary_.tokens.index(token) for token in (BOS, EOS, UNK)]
-        return np.union1d(ids[ids >= 0], markers)
+        # the padding row (0) first, and the markers' rows: every batch reads them. The
+        # ids of distinct tokens are distinct: no sort (a repeated marker is harmless).
+        markers = [0, *(self.vocabulary_.tokens.index(token) for token in (BOS, EOS, UNK))]
+        return np.concatenate([np.asarray(markers, np.int64), ids[ids >= 0]])
 
     def _check_same_architecture(self, lm) -> None:
         # Built on the meta device: no memory for a second embedding table, and no draw

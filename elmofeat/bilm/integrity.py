@@ -82,6 +82,8 @@ class WeightsFingerprint:
             else:
                 self._whole[name] = self._sign_whole(tensor)
         self.names = frozenset(tensors)
+        # what embedding documents reads (a biLM's encoder), named once
+        self.encoder_names = tuple(n for n in tensors if n.startswith("encoder."))
 
     def _multipliers(self, key, n: int) -> np.ndarray:
         """``n`` odd 64-bit multipliers for ``key`` (a row table's name, or "words" for
