@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 from numbers import Integral
 
-from . import text as _text
+from . import _token_patterns as _text
 from .elmo import caches as _bilm_cache
 from .runtime import malloc as _malloc
 
