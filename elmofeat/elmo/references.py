@@ -1,5 +1,6 @@
 """How a pickled ElmoVectorizer names the shipped pretrained model it uses, instead of
-holding tens of MB of weights that elmofeat ships already, and how loading finds them."""
+holding tens of MB of weights that elmofeat ships already, and how loading finds them
+(:class:`PicklingMixin`)."""
 
 from __future__ import annotations
 
@@ -34,3 +35,28 @@ def shipped_model(reference: dict, device):
             "it was saved with")
     device = "cpu" if isinstance(device, str) and device == "auto" else device
     return caches.shared_pretrained(name, device=device, prefer_local=False)
+
+
+class PicklingMixin:
+    """An ElmoVectorizer's pickled state: the shipped model it uses named, not held
+    (:func:`pretrained_reference`), and the state of pickles saved by earlier versions
+    completed with the behaviour they were fitted with."""
+
+    def __getstate__(self):
+        state = super().__getstate__()
+        state.pop("_placed_bilm_copy", None)  # made again where the pickle is loaded
+        reference = pretrained_reference(getattr(self, "bilm_", None))
+        if reference is not None:  # tens of MB of weights that elmofeat ships already
+            state["bilm_"] = reference
+        return state
+
+    def __setstate__(self, state):
+        state = {"bag_size": None, "bag_weight": 1.0, **state}  # saved before the bag
+        if "mix_" in state:
+            state.setdefault("bag_", None)
+            # fitted before the features were scaled: the features it was fitted with
+            state.setdefault("feature_scale_", 1.0)
+        reference = state.get("bilm_")
+        if isinstance(reference, dict) and "pretrained_model" in reference:
+            state["bilm_"] = shipped_model(reference, state.get("device", "auto"))
+        super().__setstate__(state)

@@ -46,7 +46,7 @@ def _is_fitted_bilm(bilm) -> bool:
 UNSEEDED_LABEL_FREE_SEED = 0
 
 
-class ElmoVectorizer(BaseTextVectorizer):
+class ElmoVectorizer(references.PicklingMixin, BaseTextVectorizer):
     """Contextual document features from an ELMo-style biLM, mixed and pooled.
 
     Every token gets the biLM's representations (token layer, LSTM 1, LSTM 2); the
@@ -380,25 +380,6 @@ class ElmoVectorizer(BaseTextVectorizer):
         tags.target_tags.required = (self.layer_mix in mix_names()
                                      and get_mix(self.layer_mix).needs_labels)
         return tags
-
-    def __getstate__(self):
-        state = super().__getstate__()
-        state.pop("_placed_bilm_copy", None)  # made again where the pickle is loaded
-        reference = references.pretrained_reference(getattr(self, "bilm_", None))
-        if reference is not None:  # tens of MB of weights that elmofeat ships already
-            state["bilm_"] = reference
-        return state
-
-    def __setstate__(self, state):
-        state = {"bag_size": None, "bag_weight": 1.0, **state}  # saved before the bag
-        if "mix_" in state:
-            state.setdefault("bag_", None)
-            # fitted before the features were scaled: the features it was fitted with
-            state.setdefault("feature_scale_", 1.0)
-        reference = state.get("bilm_")
-        if isinstance(reference, dict) and "pretrained_model" in reference:
-            state["bilm_"] = references.shipped_model(reference, state.get("device", "auto"))
-        super().__setstate__(state)
 
     @property
     def _n_token_features(self) -> int:
