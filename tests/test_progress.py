@@ -66,5 +66,5 @@ def test_cli_embed_shows_progress_unless_quiet(bilm, texts, tmp_path, capsys):
     args = ["embed", str(tmp_path / "bilm.pt"), str(tmp_path / "texts.txt"), "-o", str(tmp_path / "f.npy")]
     assert main(args) == 0
     assert "ElmoVectorizer.transform" in capsys.readouterr().err
-    assert main([*args, "--quiet"]) == 0
+    assert main([*args, "--quiet", "--force"]) == 0  # the same output: replaced on request
     assert "ElmoVectorizer.transform" not in capsys.readouterr().err
