@@ -25,14 +25,22 @@ Rows:
 * ``NAME``: the student's layers, through ``ElmoVectorizer``'s defaults;
 * ``NAME:head``: the student's head output (its vector for the teacher's), normalised;
 * ``NAME:both``: the two side by side, the head's block as long (root mean square over
-  the training rows) as the centred layer features'.
+  the training rows) as the centred layer features';
+* ``NAME=FOLDER``: a student exported as a model folder (``train --save-pretrained``,
+  ``benchmarks/distilled_model.py``), its shipped 16-bit weights, through
+  ``ElmoVectorizer``'s defaults.
+
+``score --long`` scores the rows on 20 Newsgroups at ``long_documents.py``'s sample
+(3,000 / 3,000 posts) instead, kept beside their suite scores.
 
 Writes ``benchmarks/results/distillation.{json,md}``; each run adds or replaces its
 rows. The learning curve over teacher texts is the ``NAME`` rows trained on nested
 prefixes of the store (``--texts``), at equal or growing passes.
 
 Run: python benchmarks/distillation.py train --texts 100000 [--epochs 1] [--name NAME]
-     python benchmarks/distillation.py score NAME [NAME ...] [--references]
+     python benchmarks/distillation.py train ... --save-pretrained FOLDER   (a model folder)
+     python benchmarks/distillation.py score NAME [NAME ...] [--references] [--long]
+     python benchmarks/distillation.py score NAME=FOLDER   (an exported folder's weights)
      python benchmarks/distillation.py cosine NAME [NAME ...] [--frozen 25000]
 """
 
@@ -42,6 +50,7 @@ import argparse
 import json
 import os
 import time
+from collections import Counter
 from pathlib import Path
 
 # first: the command's process settings (_common) apply before torch loads
@@ -55,6 +64,7 @@ import torch
 from sklearn.feature_extraction.text import TfidfVectorizer
 
 from elmofeat import BiLM, ElmoVectorizer
+from elmofeat.bilm import hub
 from elmofeat.bilm.distillation import DocumentHead, head_vectors, pooled_layers
 from elmofeat.datasets import get_data_home
 from elmofeat.suite.data import load_dataset
@@ -62,8 +72,13 @@ from elmofeat.suite.methods import PENALTIES, classifier
 from elmofeat.suite.settings import BenchmarkSettings
 
 TASKS = ("ag_news", "r8", "cr", "mpqa", "20ng")
+#: 20 Newsgroups at long_documents.py's sample (3,000 / 3,000 posts): ``score --long``
+LONG_TASK = "20ng-3000"
 BASE = "en-base"
 DEFAULT_WORK = Path("~/elmofeat-work/distill").expanduser()
+#: A student's training facts kept in its rows.
+TRAINING_FACTS = ("from", "teacher", "texts", "settings", "train_minutes", "device", "host",
+                  "history")
 RESULTS_NAME = "distillation"
 
 
@@ -72,20 +87,52 @@ RESULTS_NAME = "distillation"
 def run_name(args) -> str:
     return args.name or (f"distil-{args.texts // 1000}k-e{args.epochs}"
                          + (f"-lm{args.lm_weight:g}" if args.lm_weight != 1 else "")
-                         + (f"-{args.loss}" if args.loss != "cosine" else ""))
+                         + (f"-{args.loss}" if args.loss != "cosine" else "")
+                         + ("-frozen-table" if args.freeze_word_table else ""))
 
 
 def train(args) -> None:
-    from elmofeat.bilm.distillation import distill
-
+    """Train the student (resuming a stopped run), or find it trained already with the
+    same settings; with ``--save-pretrained``, write it as a model folder."""
     name, work = run_name(args), args.work
     work.mkdir(parents=True, exist_ok=True)
     rows, targets = teacher_texts.load_teacher(args.store, args.texts)
+    settings = {"epochs": args.epochs, "lm_weight": args.lm_weight, "loss": args.loss,
+                "batch": args.batch, "learning_rate": args.learning_rate, "seed": args.seed,
+                "freeze_word_table": args.freeze_word_table}
+    done = work / f"{name}.json"
+    if done.is_file() and (work / f"{name}.pt").is_file():
+        facts = json.loads(done.read_text())
+        # students trained before the setting existed trained their table
+        if ({"freeze_word_table": False, **facts["settings"]} != settings
+                or facts["texts"] != len(rows)):
+            raise SystemExit(f"{work / name}.pt was trained with other settings "
+                             f"({facts['settings']}, {facts['texts']:,} texts): give --name")
+        print(f"{name}: trained already ({done})", flush=True)
+    else:
+        distill_student(name, work, rows, targets, settings, args)
+    if args.save_pretrained is not None:
+        import distilled_model
+
+        bilm, _, facts = load_student(name, work)
+        facts = dict(facts, student=name, registers=dict(
+            Counter(r["register"] for r in rows)))
+        weights = distilled_model.export(bilm, facts, [r["text"] for r in rows],
+                                         args.save_pretrained, overwrite=args.overwrite)
+        print(f"wrote {args.save_pretrained} (weights SHA-256 "
+              f"{hub.file_sha256(weights)}); score it with: python benchmarks/"
+              f"distillation.py score NAME={args.save_pretrained}", flush=True)
+
+
+def distill_student(name: str, work: Path, rows, targets, settings: dict, args) -> None:
+    from elmofeat.bilm.distillation import distill
+
     base = BiLM.from_pretrained(BASE)
     print(f"{name}: {len(rows):,} teacher texts, {args.epochs} epoch(s)", flush=True)
     start = time.perf_counter()
     result = distill(base, [r["text"] for r in rows], targets, lm_weight=args.lm_weight,
-                     loss=args.loss, epochs=args.epochs, batch_size=args.batch,
+                     loss=args.loss, freeze_word_table=args.freeze_word_table,
+                     epochs=args.epochs, batch_size=args.batch,
                      learning_rate=args.learning_rate, random_state=args.seed,
                      device=args.device, checkpoint=work / f"{name}.ckpt",
                      checkpoint_every=200, verbose=True)
@@ -99,10 +146,7 @@ def train(args) -> None:
     manifest = teacher_texts.read_manifest(args.store)
     facts = {"from": BASE, "teacher": manifest["teacher"],
              "teacher_package": manifest["teacher_package"], "texts": len(rows),
-             "teacher_texts_sha256": manifest["texts_sha256"],
-             "settings": {"epochs": args.epochs, "lm_weight": args.lm_weight,
-                          "loss": args.loss, "batch": args.batch,
-                          "learning_rate": args.learning_rate, "seed": args.seed},
+             "teacher_texts_sha256": manifest["texts_sha256"], "settings": settings,
              "history": result.history, "train_minutes": round(minutes, 1),
              "wall_minutes": round((time.perf_counter() - start) / 60, 1),
              "device": args.device or "cpu",
@@ -194,30 +238,57 @@ def stored_rows() -> dict:
     return json.loads(path.read_text())["rows"] if path.is_file() else {}
 
 
-def score_rows(names, references: bool, home: Path, work: Path) -> None:
-    splits = splits_of(home)
+def long_splits(home: Path) -> dict:
+    """20 Newsgroups at ``long_documents.py``'s sample: 3,000 / 3,000 posts (seed 0)."""
+    import long_documents
+
+    return {LONG_TASK: [long_documents.newsgroups_split(home)]}
+
+
+def score_rows(names, references: bool, home: Path, work: Path, long: bool = False) -> None:
+    """Score the rows on the suite's splits (``long``: on :func:`long_splits` only);
+    a row's scores on other tasks are kept."""
+    splits = long_splits(home) if long else splits_of(home)
     rows = stored_rows()
     measured = {"cpu": cpu_description(), "cpu_count": os.cpu_count(),
                 "date": time.strftime("%Y-%m-%d")}
+
+    def put(row: str, config, make, **extra) -> None:
+        print(f"== {row}", flush=True)
+        kept = rows.get(row, {}).get("scores", {})
+        if long:  # the suite's rows keep their own measurement's facts
+            rows.setdefault(row, {"config": config, "measured": measured, **extra})
+            rows[row]["measured_long"] = measured
+        else:  # the long sample's scores and facts stay
+            long_facts = {k: v for k, v in rows.get(row, {}).items() if k == "measured_long"}
+            rows[row] = {"config": config, "measured": measured, **extra, **long_facts}
+        rows[row]["scores"] = {**kept, **score(make, splits)}
+        write(rows)
+
     if references:
-        print("== tfidf", flush=True)
-        rows["tfidf"] = {"config": "TfidfVectorizer(sublinear_tf=True)", "measured": measured,
-                         "scores": score(lambda: TfidfVectorizer(sublinear_tf=True), splits)}
-        write(rows)
-        print(f"== {BASE}", flush=True)
-        rows[BASE] = {"config": "ElmoVectorizer() (en-base, defaults)", "measured": measured,
-                      "scores": score(recipe.elmo_features(BiLM.from_pretrained(BASE)), splits)}
-        write(rows)
+        put("tfidf", "TfidfVectorizer(sublinear_tf=True)",
+            lambda: TfidfVectorizer(sublinear_tf=True))
+        put(BASE, "ElmoVectorizer() (en-base, defaults)",
+            recipe.elmo_features(BiLM.from_pretrained(BASE)))
         try:
             features = recipe.MiniLMFeatures()
         except ImportError as exc:
             print(f"minilm skipped: the optional extra is not installed ({exc})")
         else:
-            print("== minilm", flush=True)
-            rows["minilm"] = {"config": "all-MiniLM-L6-v2 (sentence-transformers), normalised",
-                              "measured": measured, "scores": score(lambda: features, splits)}
-        write(rows)
+            put("minilm", "all-MiniLM-L6-v2 (sentence-transformers), normalised",
+                lambda: features)
     for spec in names:
+        if "=" in spec:  # an exported folder: its own weights, its layers' features
+            import distilled_model
+
+            name, folder = spec.split("=", 1)
+            facts = json.loads((Path(folder) / distilled_model.PROVENANCE).read_text())
+            config = json.loads((Path(folder) / hub.CONFIG_NAME).read_text())
+            put(name, {"model": name, "student": facts["student"], "features": "layers",
+                       "weights_sha256": config["weights_sha256"]},
+                recipe.elmo_features(BiLM.from_pretrained(folder)),
+                training={k: facts[k] for k in TRAINING_FACTS})
+            continue
         name, _, kinds = spec.partition(":")
         kinds = kinds.split(",") if kinds else ["layers", "head", "both"]
         bilm, head, facts = load_student(name, work)
@@ -227,13 +298,8 @@ def score_rows(names, references: bool, home: Path, work: Path) -> None:
                   "both": (f"{name}:both", lambda: Both(bilm, head_features))}
         for kind in kinds:
             row, make = makers[kind]
-            print(f"== {row}", flush=True)
-            rows[row] = {"config": {"student": name, "features": kind}, "measured": measured,
-                         "training": {k: facts[k] for k in ("from", "teacher", "texts",
-                                                            "settings", "train_minutes",
-                                                            "device", "host", "history")},
-                         "scores": score(make, splits)}
-            write(rows)
+            put(row, {"student": name, "features": kind}, make,
+                training={k: facts[k] for k in TRAINING_FACTS})
 
 
 def teacher_cosine(names, work: Path, frozen: int = 0, perplexity_words: int = 0,
@@ -314,8 +380,12 @@ def describe(name: str, row: dict) -> list:
     if training is None:
         return [name, row["config"], "", "", ""]
     settings = training["settings"]
-    shared = " (beside other jobs: an upper bound)" if name.split(":")[0] in SHARED_HOST else ""
-    return [name, FEATURES[row["config"]["features"]], f"{training['texts']:,}",
+    student = row["config"].get("student", name.split(":")[0])
+    shared = " (beside other jobs: an upper bound)" if student in SHARED_HOST else ""
+    features = FEATURES[row["config"]["features"]]
+    if "model" in row["config"]:
+        features = f"`ElmoVectorizer(bilm={name!r})`, the shipped 16-bit {student}"
+    return [name, features, f"{training['texts']:,}",
             f"{settings['epochs']} (LM weight {settings['lm_weight']:g}, {settings['loss']})",
             f"{training['train_minutes']:.1f} on {training['host']}{shared}"]
 
@@ -387,6 +457,22 @@ def write(rows: dict, teacher: dict | None = None) -> None:
                      "splits on which the row is above (AG News, R8 and 20 Newsgroups: one "
                      "split each). A mean inside its spread is not a win.\n\n"
                      + markdown_table(["rows", *TASKS], paired) + "\n")
+    long_rows = [n for n in rows if LONG_TASK in rows[n]["scores"]]
+    if long_rows:
+        bases = [b for b in (BASE, "tfidf", "minilm") if b in long_rows]
+        table = [[n, f"{rows[n]['scores'][LONG_TASK]['mean']:.4f}",
+                  f"{rows[n]['scores'][LONG_TASK]['feature_seconds']:.1f}",
+                  *(paired_cell(rows[n], rows[b], LONG_TASK) if n != b else ""
+                    for b in bases),
+                  f"{rows[n]['measured_long']['cpu']}, {rows[n]['measured_long']['date']}"]
+                 for n in long_rows]
+        markdown += ("\n20 Newsgroups at `benchmarks/long_documents.py`'s sample, 3,000 / "
+                     "3,000 posts (seed 0) of its bydate split (`score --long`): one split, "
+                     "the same classifier and C search; `feature s`: fit and transform of "
+                     "the features, seconds on the host named.\n\n"
+                     + markdown_table(["row", "accuracy", "feature s",
+                                       *(f"minus {b}" for b in bases), "measured on"], table)
+                     + "\n")
     stored = json.loads((recipe.RESULTS / f"{RESULTS_NAME}.json").read_text()).get("teacher") \
         if (recipe.RESULTS / f"{RESULTS_NAME}.json").is_file() else None
     teacher = teacher or teacher_facts() or stored
@@ -413,11 +499,20 @@ def main():
     fit.add_argument("--learning-rate", type=float, default=2e-3)
     fit.add_argument("--seed", type=int, default=0)
     fit.add_argument("--device", default=None)
+    fit.add_argument("--freeze-word-table", action="store_true",
+                     help="keep the word table at en-base's values (default: it trains)")
     fit.add_argument("--name", default=None)
+    fit.add_argument("--save-pretrained", type=Path, default=None, metavar="FOLDER",
+                     help="write the student as a pretrained-model folder "
+                          "(benchmarks/distilled_model.py)")
+    fit.add_argument("--overwrite", action="store_true",
+                     help="with --save-pretrained: write into a folder that holds files")
     rate = sub.add_parser("score", help="score students (NAME, or NAME:layers,head,both)")
     rate.add_argument("names", nargs="*")
     rate.add_argument("--references", action="store_true",
                       help="also score tfidf, en-base and minilm")
+    rate.add_argument("--long", action="store_true",
+                      help="score on 20 Newsgroups' 3,000 / 3,000 sample only")
     rate.add_argument("--data-home", default=None)
     sub.add_parser("rewrite", help="write the markdown again from the stored rows")
     near = sub.add_parser("cosine", help="each student's head against the teacher on "
@@ -436,7 +531,7 @@ def main():
         train(args)
     elif args.command == "score":
         score_rows(args.names, args.references, Path(get_data_home(args.data_home)),
-                   args.work)
+                   args.work, long=args.long)
     elif args.command == "cosine":
         teacher_cosine(args.names, args.work, args.frozen, args.perplexity_words,
                        Path(get_data_home(args.data_home)))

@@ -19,6 +19,8 @@ PUBLIC = [
                   "WordVectorsVectorizer",
                   "make_hybrid", "dump", "load", "set_config", "get_config", "config_context",
                   "clear_caches", "limit_openmp_spinning"]),
+    ("elmofeat.bilm.distillation", ["distill", "DocumentHead", "Distilled",
+                                    "measure_layer_scales"]),
     ("elmofeat.mixes", ["MixSpec", "register"]),
     ("elmofeat.mixes.scalar", ["ScalarMix", "LinearMix"]),
     ("elmofeat.mixes.mlp", ["MLPMix"]),

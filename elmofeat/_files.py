@@ -126,11 +126,15 @@ def save_torch_atomically(obj, path) -> None:
     """``torch.save`` to a temporary file beside ``path``, then rename it into place.
 
     A failure at any point leaves an existing ``path`` untouched and no temporary file.
+    The same object always gives the same bytes: written through a file object, the
+    zip archive's folder is torch's fixed ``archive``, not the temporary file's random
+    name, so a saved model's SHA-256 can be reproduced.
     """
     import torch  # only the biLM's files need it
 
     with atomic_path(path) as temporary:
-        torch.save(obj, temporary)
+        with open(temporary, "wb") as handle:
+            torch.save(obj, handle)
 
 
 _FULL = (errno.ENOSPC, errno.EFBIG, getattr(errno, "EDQUOT", errno.ENOSPC))

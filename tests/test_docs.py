@@ -98,6 +98,9 @@ def _cited_results(paragraph: str, sections: dict[str, str]) -> str:
     for name in re.findall(r"benchmarks/(?:results/)?(\w+)\.(?:py|md|json)", paragraph):
         cited += [p.read_text() for p in (ROOT / "benchmarks" / "results").glob(f"{name}.*")
                   if p.suffix in (".md", ".json")]
+    # a shipped model's folder: its configuration and, for a distilled one, provenance
+    for name in re.findall(r"elmofeat/models/([\w\-]+)/", paragraph):
+        cited += [p.read_text() for p in (ROOT / "elmofeat" / "models" / name).glob("*.json")]
     if "report/report.md" in paragraph or "docs/report" in paragraph:
         cited += [(ROOT / "docs" / "report" / n).read_text() for n in ("report.md", "results.json")]
     return "\n".join(cited)
@@ -156,11 +159,13 @@ def test_every_figure_in_the_docs_is_found_in_the_results_it_cites():
 
 
 #: Where a figure of the docs may come from: every results file a command of the
-#: repository writes, the suite's committed report, and the shipped models' configs.
+#: repository writes, the suite's committed report, and the shipped models' configs (and
+#: a distilled model's provenance, written with its weights).
 RESULT_FILES = [*sorted((ROOT / "benchmarks" / "results").glob("*.md")),
                 *sorted((ROOT / "benchmarks" / "results").glob("*.json")),
                 ROOT / "docs" / "report" / "report.md", ROOT / "docs" / "report" / "results.json",
-                *sorted((ROOT / "elmofeat" / "models").glob("*/config.json"))]
+                *sorted((ROOT / "elmofeat" / "models").glob("*/config.json")),
+                *sorted((ROOT / "elmofeat" / "models").glob("*/distillation.json"))]
 #: Numbers that are not measurements: identifiers (arXiv ids), versions.
 _IDENTIFIERS = re.compile(r"arXiv:\d+\.\d+|\b\d+\.\d+\.\d+\b")
 

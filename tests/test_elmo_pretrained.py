@@ -150,7 +150,7 @@ def test_a_pickle_names_the_shipped_model_instead_of_holding_its_weights(corpus,
 
 def test_the_default_is_the_shipped_general_model(corpus, monkeypatch):
     X, y = corpus
-    for name in ("en-base", "en-small"):  # both ship, pinned, within the size limit
+    for name in ("en-base", "en-small", "en-distil"):  # all ship, pinned, within the size limit
         source = hub.REGISTRY[name]
         folder = hub.PACKAGE_MODELS / source.folder
         assert hub.file_sha256(folder / "bilm.pt") == source.sha256
@@ -175,6 +175,42 @@ def test_the_default_is_the_shipped_general_model(corpus, monkeypatch):
     assert "smartphone" in vec.bilm_.vocabulary_.tokens[:vec.bilm_.n_output_words_]
     old = _bilm_cache.shared_pretrained("en-small")
     assert "smartphone" in old.vocabulary_.tokens[old.n_output_words_:]
+
+
+def test_the_distilled_model_is_en_base_taught_and_says_by_whom():
+    """en-distil (issue 69): en-base's vocabulary, its layers trained further, its own
+    layer spreads, and a card and provenance that name the teacher, its licence, the
+    teacher texts and the cost."""
+    import json
+
+    base, student = BiLM.from_pretrained("en-base"), BiLM.from_pretrained("en-distil")
+    assert student.vocabulary_.tokens == base.vocabulary_.tokens
+    ours, theirs = student.language_model_.state_dict(), base.language_model_.state_dict()
+    assert ours.keys() == theirs.keys()
+    changed = {k for k in ours if not torch.equal(ours[k], theirs[k])}
+    assert any("forward_lstm" in k for k in changed) and any("backward_lstm" in k for k in changed)
+    folder = hub.PACKAGE_MODELS / hub.REGISTRY["en-distil"].folder
+    facts = json.loads((folder / "distillation.json").read_text())
+    # the word table trained (its rows of the teacher texts' words), as the card says
+    table = "encoder.token_layer.embedding.weight"
+    moved = int((ours[table] != theirs[table]).any(1).sum())
+    assert moved == facts["word_table"]["rows_changed"] > 0
+    assert f"{moved:,} of its {len(ours[table]):,} rows moved" in (folder / "README.md").read_text()
+    assert facts["from"] == "en-base" and facts["teacher"] == "all-MiniLM-L6-v2"
+    np.testing.assert_allclose(student.layer_scales_, facts["layer_scales"]["values"])
+    assert not np.allclose(student.layer_scales_, base.layer_scales_, rtol=0.02)
+    card = (folder / "README.md").read_text()
+    assert f"{facts['texts']:,} pieces" in card and facts["teacher_texts_sha256"] in card
+    assert "all-MiniLM-L6-v2" in card and "Apache-2.0" in card
+    assert f"{facts['train_minutes']:.1f} min on {facts['host']}" in card
+    assert f"--texts {facts['texts']} --epochs {facts['settings']['epochs']}" in card
+    assert "Apache License" in (folder / "licenses" / "all-MiniLM-L6-v2.LICENSE.Apache-2.0.txt"
+                                ).read_text()
+    for text in (hub.PACKAGE_MODELS / "en-base" / "licenses").glob("*.txt"):
+        assert (folder / "licenses" / text.name).read_text() == text.read_text()
+    vec = ElmoVectorizer("en-distil", random_state=0).fit(
+        ["a first text about the markets", "a second text about a phone", "a third"])
+    assert vec.transform(["the markets fell"]).shape == (1, 768 + vec.bag_.n_features)
 
 
 def test_a_pickle_of_the_0_2_0_default_keeps_its_model_and_features():

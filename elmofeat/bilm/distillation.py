@@ -5,7 +5,8 @@ document-level tasks use. A sentence encoder (all-MiniLM-L6-v2, trained on about
 billion sentence pairs) has that sense; distillation passes it on without the pairs: a
 small head over the biLM's pooled layers (:class:`DocumentHead`) learns to give the
 encoder's vector of the same text, and the gradient reaches the LSTM layers and the
-token layer's trainable part. The LM loss stays beside it, weighted (``lm_weight``), so
+token layer (its projection, and its word table unless ``freeze_word_table``). The LM
+loss stays beside it, weighted (``lm_weight``), so
 that the layers remain a language model (held-out perplexity, and adaptation with
 ``adapt_epochs``, keep working).
 
@@ -57,6 +58,15 @@ class DocumentHead(nn.Module):
     ``layers (batch, time, n_representations, width), lengths (batch,) -> (batch, out_dim)``;
     ``lengths`` counts ``<bos>`` and ``<eos>``. A text without tokens pools to zeros
     (its vector is the map's bias).
+
+    Examples
+    --------
+    >>> import torch
+    >>> from elmofeat.bilm.distillation import DocumentHead
+    >>> head = DocumentHead(3, 8, out_dim=4, scales=[1.0, 1.0, 1.0])
+    >>> layers = torch.randn(2, 6, 3, 8)  # 2 texts, 6 positions, 3 layers, 8 wide
+    >>> head(layers, torch.tensor([6, 4])).shape
+    torch.Size([2, 4])
     """
 
     def __init__(self, n_representations: int, width: int, out_dim: int, scales):
@@ -115,7 +125,22 @@ LOSSES.register(DistillationLoss("mse", _mse, "squared distance: direction and l
 @dataclass
 class Distilled:
     """What :func:`distill` returns: the trained copy of the biLM, its head, and a
-    record per epoch (losses, seconds, texts)."""
+    record per epoch (losses, seconds, texts).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from elmofeat import BiLM
+    >>> from elmofeat.bilm.distillation import distill
+    >>> texts = ["the cat sat on the mat .", "stocks fell on the news ."] * 8
+    >>> bilm = BiLM(embedding_dim=8, hidden_dim=8, max_epochs=1, random_state=0).fit(texts)
+    >>> teacher = np.array([[1.0, 0.0], [0.0, 1.0]] * 8)  # the teacher's vector of each text
+    >>> result = distill(bilm, texts, teacher, epochs=2, batch_size=8)
+    >>> [h["epoch"] for h in result.history]
+    [1, 2]
+    >>> result.embed(["the cat sat ."]).shape  # the head's vector of a text
+    (1, 2)
+    """
 
     bilm: object
     head: DocumentHead
@@ -178,7 +203,8 @@ def _windows_of(bilm, texts):
 
 
 def distill(bilm, texts, targets, *, lm_weight: float = 1.0, loss: str = "cosine",
-            epochs: int = 1, batch_size: int = 64, learning_rate: float = 2e-3,
+            freeze_word_table: bool = False, epochs: int = 1, batch_size: int = 64,
+            learning_rate: float = 2e-3,
             clip_norm: float = 1.0, random_state: int = 0, device=None,
             checkpoint: str | Path | None = None, checkpoint_every: int = 500,
             max_time: float | None = None, verbose: bool = False) -> Distilled:
@@ -189,7 +215,7 @@ def distill(bilm, texts, targets, *, lm_weight: float = 1.0, loss: str = "cosine
     ----------
     bilm : BiLM
         A fitted biLM (``BiLM.from_pretrained("en-base")``). It is not changed: a copy
-        trains. Its frozen parts (a frozen word table) stay frozen.
+        trains.
     texts : sequence of str
         Each text is read as one window of its first ``bilm.max_len`` tokens; texts
         without a token are left out.
@@ -199,6 +225,11 @@ def distill(bilm, texts, targets, *, lm_weight: float = 1.0, loss: str = "cosine
         Weight of the LM loss (both directions' mean negative log-likelihood) added to
         the distillation loss; 0 trains the head's objective alone.
     loss : {"cosine", "mse"} or a name registered in :data:`LOSSES`, default="cosine"
+    freeze_word_table : bool, default=False
+        Keep the word table at the given model's values (only the rows of words the
+        texts hold receive a gradient otherwise). Set on the copy whatever the given
+        model's own setting: a model loaded from a file and one fitted in this process
+        train alike.
     epochs : int, default=1
         Passes over the texts, each in a new seeded order (texts of similar length
         batched together). The learning rate decays linearly to zero over all steps.
@@ -216,16 +247,31 @@ def distill(bilm, texts, targets, *, lm_weight: float = 1.0, loss: str = "cosine
     verbose : bool, default=False
         Print the mean losses every ``checkpoint_every`` steps.
 
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from elmofeat import BiLM
+    >>> from elmofeat.bilm.distillation import distill
+    >>> texts = ["the cat sat on the mat .", "stocks fell on the news ."] * 8
+    >>> bilm = BiLM(embedding_dim=8, hidden_dim=8, max_epochs=1, random_state=0).fit(texts)
+    >>> teacher = np.array([[1.0, 0.0], [0.0, 1.0]] * 8)
+    >>> student = distill(bilm, texts, teacher, lm_weight=0.1, batch_size=8).bilm
+    >>> student is bilm, student.embed(["the cat sat ."])[0].shape
+    (False, (4, 3, 16))
+
     Returns
     -------
     Distilled
-        ``bilm`` (the trained copy, eval mode, ``layer_scales_`` kept from the model
-        given), ``head`` and ``history``.
+        ``bilm`` (the trained copy, eval mode, its ``layer_scales_`` measured again on
+        ``texts`` when training ran to its end: :func:`measure_layer_scales`), ``head``
+        and ``history``.
     """
     targets = _check_inputs(bilm, texts, targets)
     objective = LOSSES[loss]
     if not (isinstance(lm_weight, (int, float)) and math.isfinite(lm_weight) and lm_weight >= 0):
         raise ValueError(f"lm_weight must be a finite number >= 0, got {lm_weight!r}")
+    if not isinstance(freeze_word_table, bool):
+        raise TypeError(f"freeze_word_table must be True or False, got {freeze_word_table!r}")
     for name, value in (("epochs", epochs), ("batch_size", batch_size),
                         ("checkpoint_every", checkpoint_every)):
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:
@@ -236,6 +282,8 @@ def distill(bilm, texts, targets, *, lm_weight: float = 1.0, loss: str = "cosine
     where = resolve_device(device) if device is not None else next(
         student.language_model_.parameters()).device
     lm = student.language_model_.to(where)
+    # explicit: a loaded model's table is trainable, one fitted with freeze_embedding not
+    lm.encoder.token_layer.embedding.weight.requires_grad_(not freeze_word_table)
     kept, windows = _windows_of(student, list(texts))
     if not len(kept):
         raise ValueError("no text has a token the biLM reads")
@@ -255,6 +303,7 @@ def distill(bilm, texts, targets, *, lm_weight: float = 1.0, loss: str = "cosine
     # sums of the epoch so far: distillation loss, LM loss, steps, seconds
     state = {"epoch": 0, "step": 0, "history": [], "sums": [0.0, 0.0, 0, 0.0]}
     settings = {"n_texts": len(kept), "lm_weight": float(lm_weight), "loss": loss,
+                "freeze_word_table": bool(freeze_word_table),
                 "epochs": epochs, "batch_size": batch_size, "learning_rate": learning_rate,
                 "random_state": random_state}
     checkpoint = None if checkpoint is None else Path(checkpoint)
@@ -345,8 +394,38 @@ def distill(bilm, texts, targets, *, lm_weight: float = 1.0, loss: str = "cosine
     lm.eval()
     head.eval()
     student.language_model_ = lm.cpu()
+    if all(h["complete"] for h in state["history"]) and state["epoch"] == epochs:
+        student.layer_scales_ = measure_layer_scales(student, texts, random_state)
     history = state["history"] + ([] if state["epoch"] == epochs else [record])
     return Distilled(student, head.cpu(), history)
+
+
+def measure_layer_scales(bilm, texts, random_state: int = 0) -> np.ndarray:
+    """Each layer's spread ``(n_representations,)`` on a seeded sample of ``texts``, as
+    :meth:`BiLM.fit` measures its own on its training texts (at most 2,048 texts,
+    about 100,000 tokens; ``training_data.scale_sample_indices``).
+
+    A distilled student's layers are not its base's: the spreads it was given with the
+    base (``layer_scales_``, what ``ElmoVectorizer(scale_layers="bilm")`` divides by)
+    are measured again on the texts it was distilled on. The head keeps the spreads it
+    was trained with (its ``scales`` buffer).
+
+    Examples
+    --------
+    >>> from elmofeat import BiLM
+    >>> from elmofeat.bilm.distillation import measure_layer_scales
+    >>> texts = ["the cat sat on the mat .", "stocks fell on the news ."] * 8
+    >>> bilm = BiLM(embedding_dim=8, hidden_dim=8, max_epochs=1, random_state=0).fit(texts)
+    >>> measure_layer_scales(bilm, texts).shape  # the token layer and each LSTM layer
+    (3,)
+    """
+    from ..mixes.base import layer_spread
+    from .training_data import scale_sample_indices
+
+    token_lists = [tokens[:bilm.max_len] for tokens in bilm.tokenize(list(texts))]
+    chosen = scale_sample_indices(token_lists, np.random.RandomState(random_state))
+    layers, offsets = bilm.embed_tokens([token_lists[i] for i in chosen])
+    return layer_spread(layers, offsets)
 
 
 def _losses(lm, head, batch, teacher, function):

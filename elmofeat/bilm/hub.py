@@ -320,6 +320,15 @@ register("en-base", folder="en-base",
          description="general English biLM: GloVe-read word layer, 2 x 128-wide LSTM "
                      "layers per direction, pretrained on Wikipedia, Wikinews and "
                      "dialogue (modern English)")
+# en-distil: en-base taught by all-MiniLM-L6-v2 (issue 69; its card: teacher, texts, cost,
+# scores), made by `python benchmarks/distillation.py train --texts 100000 --epochs 4
+# --lm-weight 0.1 --save-pretrained FOLDER` from the stored teacher vectors.
+register("en-distil", folder="en-distil",
+         sha256="819a59d0168e6cc71ee1af676c7fa8ea8a1df8fdbd119e37483f5c00ffc81757",
+         config_sha256="cf02cdf03487641923334b9ad63bc5435ae9f18998a2fa3f2f7219291922a0cc",
+         description="en-base trained further to give all-MiniLM-L6-v2's sentence vectors "
+                     "from its pooled layers (distillation on 100,000 corpus texts): the "
+                     "same architecture and speed, better features of long documents")
 # en-small (the default of elmofeat 0.2.0; pickles that name it keep loading it): old English,
 # made by `elmofeat pretrain --recipe en-small`.
 register("en-small", folder="en-small",

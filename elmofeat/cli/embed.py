@@ -22,7 +22,7 @@ def _label_free_mixes() -> list[str]:
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("model", help="a pretrained model's name (en-base, en-small) or folder, a BiLM "
+    parser.add_argument("model", help="a pretrained model's name (en-base, en-distil, en-small) or folder, a BiLM "
                         "saved by `elmofeat pretrain` / BiLM.save, or a "
                         "fitted vectorizer or pipeline saved with elmofeat.dump (both load without "
                         "running code); a joblib/pickle file only with --trust-pickle")

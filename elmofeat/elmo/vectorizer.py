@@ -59,8 +59,10 @@ class ElmoVectorizer(references.PicklingMixin, BaseTextVectorizer):
         The language model. A name or path: a pretrained model
         (:meth:`BiLM.from_pretrained <elmofeat.BiLM.from_pretrained>`); the default,
         ``"en-base"``, is the general English biLM shipped with elmofeat (modern
-        English; ``"en-small"``, the default of elmofeat 0.2.0, ships too: see
-        ``docs/pretrained.md``), loaded once per process and shared by clones: ``fit``
+        English). ``"en-distil"`` (en-base taught by a sentence encoder: better
+        features of long documents) and ``"en-small"`` (the default of elmofeat 0.2.0)
+        ship too: see ``docs/pretrained.md``. A named model is loaded once per process
+        and shared by clones: ``fit``
         pretrains nothing. A fitted ``BiLM``: used as it is, never retrained, and shared
         (not copied) by clones of this vectorizer. An unfitted ``BiLM``: a copy of it is
         pretrained on ``X`` in ``fit`` (the one you pass stays unfitted), the reference

@@ -137,3 +137,41 @@ def test_texts_must_be_strings_and_the_model_fitted(fitted, corpus, teacher):
 def test_head_scales_are_checked():
     with pytest.raises(ValueError, match="positive spreads"):
         DocumentHead(3, 8, 4, [1.0, 0.0, 1.0])
+
+
+def test_the_students_layer_scales_are_its_own_spreads(fitted, corpus, teacher):
+    """A student's layers are not its base's: the spreads it carries (what
+    scale_layers="bilm" divides by) are measured on its own layers, not copied."""
+    result = distill(fitted, corpus, teacher, epochs=2, batch_size=16, learning_rate=1e-2)
+    layers, offsets = result.bilm.embed_flat(corpus)  # the whole (small) corpus is the sample
+    pooled = np.stack([layers[a:b].mean(0) for a, b in zip(offsets[:-1], offsets[1:]) if b > a])
+    expected = np.sqrt(pooled.astype(np.float64).var(axis=0).mean(axis=-1))
+    np.testing.assert_allclose(result.bilm.layer_scales_, expected, rtol=1e-4)
+    assert not np.allclose(result.bilm.layer_scales_, fitted.layer_scales_, rtol=1e-3)
+    # the head keeps the spreads it was trained with
+    np.testing.assert_allclose(result.head.scales.numpy(), fitted.layer_scales_)
+    stopped = distill(fitted, corpus, teacher, epochs=2, batch_size=16, max_time=0.0)
+    np.testing.assert_array_equal(stopped.bilm.layer_scales_, fitted.layer_scales_)
+
+
+def test_the_word_table_trains_alike_for_a_loaded_and_a_fitted_model(fitted, corpus, teacher,
+                                                                      tmp_path):
+    """A model fitted here keeps its table frozen (freeze_embedding) and one loaded from
+    a file does not: distill sets the table's training itself, so both train alike."""
+    fitted.save(tmp_path / "m.pt")
+    loaded = type(fitted).load(tmp_path / "m.pt")
+    table = "encoder.token_layer.embedding.weight"
+    start = fitted.language_model_.state_dict()[table].clone()
+    for freeze in (False, True):
+        results = [distill(model, corpus, teacher, batch_size=32, freeze_word_table=freeze)
+                   for model in (fitted, loaded)]
+        tables = [r.bilm.language_model_.state_dict()[table] for r in results]
+        assert torch.equal(tables[0], tables[1])
+        assert torch.equal(tables[0], start) == freeze
+        # only rows of words the texts hold (and <bos>, <eos>) may move
+        moved = (tables[0] != start).any(1).nonzero().ravel().tolist()
+        read = set(fitted.vocabulary_.encode(fitted.tokenize(corpus)).ids.tolist())
+        assert set(moved) <= read | {2, 3}
+        assert len(moved) == 0 if freeze else len(moved) > 10
+    with pytest.raises(TypeError, match="freeze_word_table must be True or False"):
+        distill(fitted, corpus, teacher, freeze_word_table="yes")

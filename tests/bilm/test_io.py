@@ -1,6 +1,7 @@
 """elmofeat.bilm.io: BiLM files and pickles, and how damaged or foreign files are refused."""
 
 import pickle
+from pathlib import Path
 import subprocess
 import sys
 import textwrap
@@ -79,8 +80,10 @@ def test_failed_save_keeps_the_previous_file(fitted, tmp_path, monkeypatch):
     before = path.read_bytes()
 
     def broken_save(obj, f, *args, **kwargs):
-        with open(f, "wb") as out:
-            out.write(b"partial")
+        if hasattr(f, "write"):  # a file object (save_torch_atomically's)
+            f.write(b"partial")
+        else:
+            Path(f).write_bytes(b"partial")
         raise OSError("disk full")
 
     monkeypatch.setattr(torch, "save", broken_save)
@@ -237,3 +240,18 @@ def test_nothing_is_saved_into_the_shipped_models_folder(fitted, tmp_path):
     assert {p: p.stat().st_mtime_ns for p in package.rglob("*")} == before
     fitted.save_pretrained(tmp_path / "mine")  # anywhere else is fine
     assert (tmp_path / "mine" / "bilm.pt").is_file()
+
+
+def test_saving_the_same_model_twice_gives_the_same_bytes(tmp_path):
+    """A pinned SHA-256 can be reproduced: the file holds no trace of the temporary name
+    it was written under (torch named the zip's folder after it)."""
+    from elmofeat.bilm import hub
+
+    texts = ["the cat sat on the mat .", "stocks fell on the news ."] * 8
+    bilm = BiLM(embedding_dim=8, hidden_dim=8, max_epochs=1, random_state=0).fit(texts)
+    bilm.save(tmp_path / "a.pt")
+    bilm.save(tmp_path / "b.pt")
+    first = bilm.save_pretrained(tmp_path / "one")
+    second = bilm.save_pretrained(tmp_path / "two")
+    assert hub.file_sha256(tmp_path / "a.pt") == hub.file_sha256(tmp_path / "b.pt")
+    assert hub.file_sha256(first) == hub.file_sha256(second)
