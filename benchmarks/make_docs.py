@@ -32,6 +32,11 @@ SECTIONS = [
      "every suite task with C searched, beside TF-IDF, en-small and all-MiniLM-L6-v2; "
      "held-out perplexity on each held-out slice. `name@f` rows are the weights after a "
      "fraction f of a candidate's steps (tokens seen)."),
+    ("fine_tuning", "Fine-tuning the biLM on the labels",
+     "ULMFiT-style fine-tuning of en-base on each split's training texts (issue 70: "
+     "`elmofeat.bilm.finetune.fine_tune`, the head started from the linear probe on the "
+     "frozen features), its predictions scored on the distillation benchmark's splits "
+     "beside that file's references; the probe alone and ablations as rows."),
     ("distillation", "A general biLM taught by a sentence encoder",
      "Copies of en-base trained so that a head over their pooled layers gives "
      "all-MiniLM-L6-v2's vector of each of N corpus pieces (`benchmarks/teacher_texts.py` "

@@ -1,0 +1,123 @@
+"""Labels that shape the biLM (issue 70), first measurements: ULMFiT-style fine-tuning of
+en-base (:func:`elmofeat.bilm.finetune.fine_tune`) as a classifier, on the suite's tasks
+and splits.
+
+Every row is scored on ``benchmarks/distillation.py``'s splits (CR and MPQA stratified
+5-fold, AG News one stratified 80/20 split of its 7,600 rows, R8 its standard split, 20
+Newsgroups the suite's seeded 600 / 600 sample), so that it pairs with that file's
+reference rows (TF-IDF, ``ElmoVectorizer()`` on en-base, all-MiniLM-L6-v2, each with
+LogisticRegression's C searched). Each split: ``fine_tune(en-base, X_train, y_train,
+...)``, then the accuracy of its predictions on ``X_test``. Rows:
+
+* ``probe``: the head alone on the frozen biLM (the linear probe on concat pooling,
+  standardised, C chosen by inner 3-fold CV), what fine-tuning starts from;
+* ``ft``: ``fine_tune``'s defaults (3 epochs, gradual unfreezing, discriminative rates
+  with decay 2.6, slanted triangular schedule at 1e-3, the best held-out epoch);
+* ``ft-all``: every layer from the first step (no gradual unfreezing);
+* ``ft-e5``: 5 epochs.
+
+Training reads each text's first 64 tokens (en-base's window); prediction reads whole
+texts. No LM adaptation on the split's texts first (ULMFiT's second stage): not yet.
+
+Writes ``benchmarks/results/fine_tuning.{json,md}``; each run adds or replaces its rows.
+Run: python benchmarks/fine_tuning.py [ROW ...] [--tasks cr mpqa ...] [--data-home DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from pathlib import Path
+
+# first: the command's process settings (_common) apply before torch loads
+from _common import RESULTS, cpu_description, markdown_table, write_results
+from card_facts import paired_cell
+import distillation
+
+import numpy as np
+
+from elmofeat import BiLM
+from elmofeat.bilm.finetune import fine_tune
+from elmofeat.datasets import get_data_home
+
+ROWS = {"probe": {"learning_rate": 0.0, "epochs": 1},
+        "ft": {},
+        "ft-all": {"gradual_unfreezing": False},
+        "ft-e5": {"epochs": 5}}
+REFERENCES = ("tfidf", "en-base", "minilm")
+NAME = "fine_tuning"
+
+
+def score_row(settings: dict, splits: dict, base) -> dict:
+    scores = {}
+    for task, task_splits in splits.items():
+        accuracies, seconds, epochs = [], [], []
+        for split in task_splits:
+            start = time.perf_counter()
+            tuned = fine_tune(base, split.X_train, split.y_train, random_state=0, **settings)
+            seconds.append(round(time.perf_counter() - start, 1))
+            accuracies.append(float(np.mean(tuned.predict(split.X_test) == split.y_test)))
+            epochs.append(tuned.best_epoch)
+        scores[task] = {"mean": float(np.mean(accuracies)), "splits": accuracies,
+                        "fit_seconds": seconds, "best_epoch": epochs}
+        print(f"  {task}: {scores[task]['mean']:.4f} ({seconds} s, best epochs {epochs})",
+              flush=True)
+    return scores
+
+
+def write(rows: dict) -> None:
+    references = json.loads((RESULTS / "distillation.json").read_text())["rows"]
+    tasks = [t for t in distillation.TASKS if any(t in r["scores"] for r in rows.values())]
+    table = [[name, json.dumps(row["settings"]) if row["settings"] else "defaults",
+              *(f"{row['scores'][t]['mean']:.4f}" if t in row["scores"] else "" for t in tasks),
+              *(f"{np.mean(row['scores'][t]['fit_seconds']):.1f}" if t in row["scores"] else ""
+                for t in tasks)]
+             for name, row in rows.items()]
+    table += [[name, "distillation.json's row", *(f"{references[name]['scores'][t]['mean']:.4f}"
+                                                  for t in tasks), *([""] * len(tasks))]
+              for name in REFERENCES]
+    paired = [[f"{name} minus {ref}", *(paired_cell(row, references[ref], t)
+                                        if t in row["scores"] else "" for t in tasks)]
+              for name, row in rows.items() for ref in REFERENCES]
+    markdown = (
+        "## Fine-tuning en-base on the labels (issue 70)\n\n"
+        "`elmofeat.bilm.finetune.fine_tune` on each split's training texts, its predictions "
+        "scored on the split's test texts; the splits of `benchmarks/distillation.py` (CR "
+        "and MPQA stratified 5-fold, AG News one 80/20 split, R8 its standard split, 20 "
+        "Newsgroups the suite's 600 / 600 sample), so that each row pairs with that file's "
+        "references (C searched). Training reads each text's first 64 tokens. `fit s`: "
+        "seconds of `fine_tune` per split (the probe's frozen features included), on "
+        f"{os.cpu_count()} CPUs, {cpu_description()}, fp32.\n\n"
+        + markdown_table(["row", "settings", *tasks, *(f"fit s {t}" for t in tasks)], table)
+        + "\n\nEach row minus a reference on the same splits, paired: the difference in "
+        "accuracy split by split, in points, mean ± std (ddof=1) and the splits on which "
+        "the row is above. A mean inside its spread is not a win.\n\n"
+        + markdown_table(["rows", *tasks], paired) + "\n")
+    write_results(NAME, {"rows": rows}, markdown)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("rows", nargs="*", default=list(ROWS), choices=list(ROWS))
+    parser.add_argument("--tasks", nargs="+", default=list(distillation.TASKS),
+                        choices=list(distillation.TASKS))
+    parser.add_argument("--data-home", default=None)
+    args = parser.parse_args()
+    splits = {t: s for t, s in distillation.splits_of(Path(get_data_home(args.data_home))).items()
+              if t in args.tasks}
+    path = RESULTS / f"{NAME}.json"
+    rows = json.loads(path.read_text())["rows"] if path.is_file() else {}
+    base = BiLM.from_pretrained("en-base")
+    for name in args.rows:
+        print(f"== {name}", flush=True)
+        previous = rows.get(name, {}).get("scores", {})
+        rows[name] = {"settings": ROWS[name], "measured": {"cpu": cpu_description(),
+                                                           "date": time.strftime("%Y-%m-%d")},
+                      "scores": {**previous, **score_row(ROWS[name], splits, base)}}
+        write(rows)
+
+
+if __name__ == "__main__":
+    main()
