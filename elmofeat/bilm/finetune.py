@@ -67,18 +67,18 @@ def concat_pool_flat(layers: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     ``layers (n_tokens, n_representations, width)``, document ``i`` holding rows
     ``offsets[i]:offsets[i + 1]``; ``(n_documents, (2 * n_representations + 1) * width)``
     float32."""
-    n_docs = len(offsets) - 1
-    _, n_repr, width = layers.shape
+    from .._pooling import pool_vectors
+
+    n_tokens, n_repr, width = layers.shape
     half = width // 2
-    out = np.zeros((n_docs, (2 * n_repr + 1) * width), dtype=np.float32)
-    for i in range(n_docs):
-        rows = layers[offsets[i]:offsets[i + 1]].astype(np.float32)
-        if not len(rows):
-            continue
-        out[i, :n_repr * width] = rows.mean(0).ravel()
-        out[i, n_repr * width:2 * n_repr * width] = rows.max(0).ravel()
-        out[i, 2 * n_repr * width:] = np.concatenate([rows[-1, -1, :half], rows[0, -1, half:]])
-    return out
+    offsets = np.asarray(offsets, dtype=np.int64)
+    pooled = pool_vectors(layers.reshape(n_tokens, n_repr * width).astype(np.float32),
+                          offsets, "meanmax")
+    states = np.zeros((len(offsets) - 1, width), dtype=np.float32)
+    full = np.diff(offsets) > 0
+    states[full, :half] = layers[offsets[1:][full] - 1, -1, :half]
+    states[full, half:] = layers[offsets[:-1][full], -1, half:]
+    return np.hstack([pooled.astype(np.float32), states])
 
 
 class ClassifierHead(nn.Module):
