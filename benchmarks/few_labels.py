@@ -51,7 +51,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.semi_supervised import SelfTrainingClassifier
 from threadpoolctl import threadpool_limits
 
-from elmofeat import BiLM, ElmoVectorizer, SVDVectorizer
+from elmofeat import BiLM, ElmoClassifier, ElmoVectorizer, SVDVectorizer
 from elmofeat import WordVectorsVectorizer
 from elmofeat.suite import BenchmarkSettings
 from elmofeat.suite.data import load_dataset
@@ -67,10 +67,16 @@ SHIPPED_ROWS = {"frozen": "frozen", "concat": "concatenated", "trainable": "trai
                 "concat-cv": "concatenated, C searched", "trainable-cv": "trainable, C searched",
                 "frozen-selftraining": "frozen + SelfTrainingClassifier (all texts)",
                 "adapted-frozen": "adapted to all texts (1 epoch), frozen"}
+#: Fine-tuning on the labelled texts (issue 70), en-base: the vectorizer fitted on every
+#: training text with y = -1 for the unlabelled ones (it fine-tunes on the labelled,
+#: learns its bag on all, cross-fits the labelled rows), LR with C searched on the
+#: labelled rows; and ElmoClassifier on the labelled texts alone.
+FINE_TUNED_ROWS = {"base-finetuned-cv": "ELMo en-base fine-tuned (3 epochs), C searched",
+                   "base-classifier": "ElmoClassifier (en-base, labelled texts)"}
 ROWS = ("tfidf", "tfidf-c10", "tfidf-cv", "glove", "svd", "svd-cv", "elmo-frozen",
         "elmo-concat", "elmo-trainable", "elmo-mlp", "elmo-frozen-selftraining", "elmo-frozen-cv",
         "elmo-trainable-cv", "elmo-token", "elmo-glove-frozen", "elmo-glove-trainable",
-        *(f"{prefix}-{row}" for prefix in SHIPPED for row in SHIPPED_ROWS))
+        *(f"{prefix}-{row}" for prefix in SHIPPED for row in SHIPPED_ROWS), *FINE_TUNED_ROWS)
 DEFAULT_ELMO = tuple(r for r in ROWS if r.startswith("elmo-") and not r.startswith("elmo-glove")
                      and r != "elmo-token")
 GLOVE_ELMO = ("elmo-glove-frozen", "elmo-glove-trainable")
@@ -89,7 +95,7 @@ LABELS = {"tfidf": "TF-IDF + LR", "tfidf-c10": "TF-IDF + LR (C=10)", "glove": "G
           "elmo-glove-frozen": "ELMo + GloVe frozen (all texts)",
           "elmo-glove-trainable": "ELMo + GloVe trainable (all texts)",
           **{f"{prefix}-{row}": f"ELMo {model} {label}" for prefix, model in SHIPPED.items()
-             for row, label in SHIPPED_ROWS.items()}}
+             for row, label in SHIPPED_ROWS.items()}, **FINE_TUNED_ROWS}
 
 def _labelled(y, size, seed):
     """Indices of a stratified draw of ``size`` labelled documents (all if None)."""
@@ -170,16 +176,35 @@ def _row_model(row, shared, y_l, seed, glove):
                          _tuned(seed) if tuned == "cv" else lr)
 
 
-def run_split(split, seed, glove, rows=ROWS):
+def _fine_tuned_score(row, X_train, y_train, chosen, seed, X_test, y_test) -> float:
+    """A row of :data:`FINE_TUNED_ROWS` on one draw of labelled texts."""
+    if row == "base-classifier":
+        model = ElmoClassifier("en-base", random_state=seed)
+        return _score(model, [X_train[i] for i in chosen], y_train[chosen], X_test, y_test)
+    partial = np.full(len(y_train), -1)
+    partial[chosen] = y_train[chosen]
+    cv = min(5, int(np.unique(y_train[chosen], return_counts=True)[1].min()))
+    vectorizer = ElmoVectorizer("en-base", fine_tune_epochs=3, cv=cv, cache_dir=None,
+                                random_state=seed)
+    features = vectorizer.fit_transform(X_train, partial)  # cross-fitted labelled rows
+    with threadpool_limits(1, user_api="blas"):
+        model = _tuned(seed).fit(features[chosen], y_train[chosen])
+        return float(np.mean(model.predict(vectorizer.transform(X_test)) == y_test))
+
+
+def run_split(split, seed, glove, rows=ROWS, sizes=SIZES):
     X_train, y_train = split.X_train, np.asarray(split.y_train)
     shared = _Shared(X_train, seed, glove)
     out = {"scores": {}}
-    for size in SIZES:
+    for size in sizes:
         chosen = _labelled(y_train, size, seed)
         X_l, y_l = [X_train[i] for i in chosen], y_train[chosen]
         scores = {}
         for row in rows:
-            if row.endswith("-selftraining"):  # every training text, y = -1 unlabelled
+            if row in FINE_TUNED_ROWS:
+                scores[row] = _fine_tuned_score(row, X_train, y_train, chosen, seed,
+                                                split.X_test, split.y_test)
+            elif row.endswith("-selftraining"):  # every training text, y = -1 unlabelled
                 partial = np.full(len(y_train), -1)
                 partial[chosen] = y_l
                 bilm = SHIPPED.get(row.partition("-")[0], "bilm")
@@ -206,11 +231,15 @@ def main():
     parser.add_argument("--data-home", default=None)
     parser.add_argument("--rows", nargs="+", choices=ROWS, default=list(ROWS),
                         help="rows to run (default: all)")
+    parser.add_argument("--sizes", nargs="+", default=None,
+                        help="numbers of labels to run (default: 50 200 1000 all)")
     parser.add_argument("--add", action="store_true",
                         help="add the rows run to the existing results (same folds)")
     args = parser.parse_args()
     home = get_data_home(args.data_home)
     rows_run = tuple(r for r in ROWS if r in args.rows)
+    sizes = SIZES if args.sizes is None else tuple(
+        None if size == "all" else int(size) for size in args.sizes)
     previous = None
     if args.add:
         import json
@@ -226,7 +255,7 @@ def main():
         splits = []
         for index, split in enumerate(dataset.splits):
             print(f"{dataset.title} {split.name}", flush=True)
-            entry = run_split(split, settings.seed + index, glove, rows_run)
+            entry = run_split(split, settings.seed + index, glove, rows_run, sizes)
             if previous is not None:  # the earlier rows of the same fold, then these
                 old = previous[dataset.key][index]
                 for size, scores in entry["scores"].items():
@@ -234,24 +263,37 @@ def main():
                 entry = old
             splits.append(entry)
         results[dataset.key] = splits
-        sizes = list(splits[0]["scores"])
+        columns = list(splits[0]["scores"])
+
+        def present(row, size):  # a row may be run at some sizes only (--sizes)
+            return all(row in sp["scores"][size] for sp in splits)
+
         rows = []
-        for row in (r for r in ROWS if r in splits[0]["scores"][sizes[0]]):
+        for row in (r for r in ROWS if any(present(r, size) for size in columns)):
             cells = []
-            for size in sizes:
-                values = [s["scores"][size][row] for s in splits]
-                cells.append(f"{np.mean(values):.4f} ± {np.std(values):.4f}")
+            for size in columns:
+                values = [s["scores"][size][row] for s in splits] if present(row, size) else []
+                cells.append(f"{np.mean(values):.4f} ± {np.std(values):.4f}" if values else "")
             rows.append([LABELS[row], *cells])
         n_train = len(dataset.splits[0].X_train)
-        header = ["method", *[f"{s} labels" if s != "all" else f"all ({n_train:,})" for s in sizes]]
+        header = ["method", *[f"{s} labels" if s != "all" else f"all ({n_train:,})"
+                              for s in columns]]
+
         def best(family, size):
-            return max(np.mean([sp["scores"][size][r] for sp in splits]) for r in family)
+            return max(np.mean([sp["scores"][size][r] for sp in splits]) for r in family
+                       if present(r, size))
 
         def gaps(family):
-            family = [r for r in family if r in splits[0]["scores"][sizes[0]]]
+            family = [r for r in family if present(r, columns[0])]
             if not family:
                 return "not run"
-            return ", ".join(f"{s}: {best(family, s) - best(TFIDF_ROWS, s):+.4f}" for s in sizes)
+            return ", ".join(f"{s}: {best(family, s) - best(TFIDF_ROWS, s):+.4f}"
+                             for s in columns)
+
+        def fine_tuned_gaps():
+            run = [s for s in columns if any(present(r, s) for r in FINE_TUNED_ROWS)]
+            return ", ".join(f"{s}: {best(FINE_TUNED_ROWS, s) - best(TFIDF_ROWS, s):+.4f}"
+                             for s in run) or "not run"
         sections.append(
             f"#### {dataset.title}\n\n{dataset.protocol}; biLM pretrained on the {n_train:,} "
             f"training texts of each fold, labels drawn from them (stratified, seeded).\n\n"
@@ -260,7 +302,8 @@ def main():
             f"labels: {gaps(DEFAULT_ELMO)}; best ELMo + GloVe row minus it: {gaps(GLOVE_ELMO)}; "
             + "; ".join(f"best row of the shipped {model} minus it: "
                         f"{gaps([r for r in ROWS if r.startswith(prefix + '-')])}"
-                        for prefix, model in SHIPPED.items()) + ". "
+                        for prefix, model in SHIPPED.items())
+            + f"; best fine-tuned row (issue 70) minus it: {fine_tuned_gaps()}. "
             + (f"biLM pretraining {np.mean([s['pretrain_seconds'] for s in splits]):.0f} s "
                "per fold." if all("pretrain_seconds" in s for s in splits) else "") + "\n")
     markdown = ("### Accuracy with few labels and many unlabelled texts\n\n"

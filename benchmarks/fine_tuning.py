@@ -14,10 +14,19 @@ LogisticRegression's C searched). Each split: ``fine_tune(en-base, X_train, y_tr
 * ``ft``: ``fine_tune``'s defaults (3 epochs, gradual unfreezing, discriminative rates
   with decay 2.6, slanted triangular schedule at 1e-3, the best held-out epoch);
 * ``ft-all``: every layer from the first step (no gradual unfreezing);
-* ``ft-e5``: 5 epochs.
+* ``ft-e5``: 5 epochs;
+* ``vectorizer``: ``ElmoVectorizer("en-base", fine_tune_epochs=3)``'s defaults (the
+  library's recipe: every row trains, the last epoch kept), its ``fit_transform`` on the
+  training texts and labels (cross-fitted over 5 folds: 6 fine-tunings per split) then
+  LogisticRegression with C searched on those features, scored on ``transform``'s
+  features of the test texts: the pipeline a user builds;
+* ``classifier``: ``ElmoClassifier("en-base")``'s defaults (the same fine-tuning, its
+  own head).
 
 Training reads each text's first 64 tokens (en-base's window); prediction reads whole
 texts. No LM adaptation on the split's texts first (ULMFiT's second stage): not yet.
+``fit s``: the row's own fine-tuning (the in-process cache is emptied before each
+split, so no row reuses another's model).
 
 Writes ``benchmarks/results/fine_tuning.{json,md}``; each run adds or replaces its rows.
 Run: python benchmarks/fine_tuning.py [ROW ...] [--tasks cr mpqa ...] [--data-home DIR]
@@ -38,16 +47,48 @@ import distillation
 
 import numpy as np
 
-from elmofeat import BiLM
+from elmofeat import BiLM, ElmoClassifier, ElmoVectorizer
 from elmofeat.bilm.finetune import fine_tune
 from elmofeat.datasets import get_data_home
+from elmofeat.elmo.fine_tuning import FINE_TUNED
 
+#: ``fine_tune`` called directly (its own settings), then the estimators at their
+#: defaults: the vectorizer's cross-fitted features with LogisticRegression (C searched),
+#: and the classifier.
 ROWS = {"probe": {"learning_rate": 0.0, "epochs": 1},
         "ft": {},
         "ft-all": {"gradual_unfreezing": False},
-        "ft-e5": {"epochs": 5}}
+        "ft-e5": {"epochs": 5},
+        "vectorizer": {"estimator": "ElmoVectorizer", "fine_tune_epochs": 3},
+        "classifier": {"estimator": "ElmoClassifier"}}
 REFERENCES = ("tfidf", "en-base", "minilm")
+BASE = "en-base"
 NAME = "fine_tuning"
+
+
+def _run_split(settings: dict, split, base) -> tuple[float, float, int | None]:
+    """``(accuracy, fit seconds, best epoch)`` of one row on one split."""
+    settings = dict(settings)
+    estimator = settings.pop("estimator", None)
+    FINE_TUNED.clear()  # each row pays for its own fine-tuning
+    start = time.perf_counter()
+    if estimator == "ElmoVectorizer":  # cross-fitted features, C searched on them
+        vectorizer = ElmoVectorizer(BASE, cache_dir=None, random_state=0, **settings)
+        train = vectorizer.fit_transform(split.X_train, split.y_train)
+        seconds = time.perf_counter() - start
+        accuracy = distillation.searched_accuracy(train, split.y_train,
+                                                  vectorizer.transform(split.X_test),
+                                                  split.y_test)[0]
+        return accuracy, seconds, None
+    if estimator == "ElmoClassifier":
+        model = ElmoClassifier(BASE, random_state=0, **settings).fit(split.X_train,
+                                                                     split.y_train)
+        epoch = model.best_epoch_
+    else:
+        model = fine_tune(base, split.X_train, split.y_train, random_state=0, **settings)
+        epoch = model.best_epoch
+    seconds = time.perf_counter() - start
+    return float(np.mean(model.predict(split.X_test) == split.y_test)), seconds, epoch
 
 
 def score_row(settings: dict, splits: dict, base) -> dict:
@@ -55,11 +96,10 @@ def score_row(settings: dict, splits: dict, base) -> dict:
     for task, task_splits in splits.items():
         accuracies, seconds, epochs = [], [], []
         for split in task_splits:
-            start = time.perf_counter()
-            tuned = fine_tune(base, split.X_train, split.y_train, random_state=0, **settings)
-            seconds.append(round(time.perf_counter() - start, 1))
-            accuracies.append(float(np.mean(tuned.predict(split.X_test) == split.y_test)))
-            epochs.append(tuned.best_epoch)
+            accuracy, fit_seconds, epoch = _run_split(settings, split, base)
+            accuracies.append(accuracy)
+            seconds.append(round(fit_seconds, 1))
+            epochs.append(epoch)
         scores[task] = {"mean": float(np.mean(accuracies)), "splits": accuracies,
                         "fit_seconds": seconds, "best_epoch": epochs}
         print(f"  {task}: {scores[task]['mean']:.4f} ({seconds} s, best epochs {epochs})",
@@ -87,8 +127,13 @@ def write(rows: dict) -> None:
         "scored on the split's test texts; the splits of `benchmarks/distillation.py` (CR "
         "and MPQA stratified 5-fold, AG News one 80/20 split, R8 its standard split, 20 "
         "Newsgroups the suite's 600 / 600 sample), so that each row pairs with that file's "
-        "references (C searched). Training reads each text's first 64 tokens. `fit s`: "
-        "seconds of `fine_tune` per split (the probe's frozen features included), on "
+        "references (C searched). Training reads each text's first 64 tokens. Rows "
+        "`vectorizer` (`ElmoVectorizer(fine_tune_epochs=3)`, its cross-fitted "
+        "`fit_transform` then LogisticRegression with C searched) and `classifier` "
+        "(`ElmoClassifier()`) are the library's estimators at their defaults; the others "
+        "call `fine_tune` with the settings shown. `fit s`: seconds per split of the "
+        "row's fine-tuning (`fine_tune` or `ElmoClassifier.fit`, the probe's frozen "
+        "features included; for `vectorizer`, its `fit_transform`: 6 fine-tunings), on "
         f"{os.cpu_count()} CPUs, {cpu_description()}, fp32.\n\n"
         + markdown_table(["row", "settings", *tasks, *(f"fit s {t}" for t in tasks)], table)
         + "\n\nEach row minus a reference on the same splits, paired: the difference in "
@@ -109,7 +154,7 @@ def main():
               if t in args.tasks}
     path = RESULTS / f"{NAME}.json"
     rows = json.loads(path.read_text())["rows"] if path.is_file() else {}
-    base = BiLM.from_pretrained("en-base")
+    base = BiLM.from_pretrained(BASE)
     for name in args.rows:
         print(f"== {name}", flush=True)
         previous = rows.get(name, {}).get("scores", {})

@@ -15,10 +15,11 @@ OUTPUT = Path(__file__).resolve().parent / "api.md"
 
 # (module, names): what the reference documents, in this order.
 PUBLIC = [
-    ("elmofeat", ["ElmoVectorizer", "BiLM", "SVDVectorizer", "SkipGramVectorizer",
+    ("elmofeat", ["ElmoVectorizer", "ElmoClassifier", "BiLM", "SVDVectorizer", "SkipGramVectorizer",
                   "WordVectorsVectorizer",
                   "make_hybrid", "dump", "load", "set_config", "get_config", "config_context",
                   "clear_caches", "limit_openmp_spinning"]),
+    ("elmofeat.bilm.finetune", ["fine_tune"]),
     ("elmofeat.bilm.distillation", ["distill", "DocumentHead", "Distilled",
                                     "measure_layer_scales"]),
     ("elmofeat.mixes", ["MixSpec", "register"]),

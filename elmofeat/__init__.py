@@ -16,6 +16,7 @@ from ._version import __version__
 
 _EXPORTS = {
     "BiLM": ".bilm",
+    "ElmoClassifier": ".elmo.classifier",
     "ElmoVectorizer": ".elmo.vectorizer",
     "SVDVectorizer": ".wordvectors.svd",
     "SkipGramVectorizer": ".wordvectors.skipgram",
@@ -24,7 +25,7 @@ _EXPORTS = {
 }
 __getattr__, __dir__ = lazy_attributes(__name__, _EXPORTS, globals())
 
-__all__ = ["BiLM", "ElmoVectorizer", "SVDVectorizer", "SkipGramVectorizer", "WordVectorsVectorizer",
+__all__ = ["BiLM", "ElmoClassifier", "ElmoVectorizer", "SVDVectorizer", "SkipGramVectorizer", "WordVectorsVectorizer",
            "__version__",
            "clear_caches", "config_context", "dump", "get_config", "limit_openmp_spinning", "load",
            "make_hybrid", "set_config"]

@@ -88,7 +88,8 @@ def set_config(*, representation_cache_bytes=None, malloc_tuning=None,
 
 
 def clear_caches() -> None:
-    """Forget the pretrained biLMs and the layer representations kept in this process.
+    """Forget the pretrained and fine-tuned biLMs and the layer representations kept in
+    this process.
 
     ``ElmoVectorizer`` keeps both between fits (see :func:`set_config`) so that a search
     does not pretrain or run the biLM again; once a search is over, this frees their
@@ -99,9 +100,12 @@ def clear_caches() -> None:
     >>> import elmofeat
     >>> elmofeat.clear_caches()
     """
+    from .elmo import fine_tuning
+
     _bilm_cache.BILMS.clear()
     _bilm_cache.REPRESENTATIONS.clear()
     _bilm_cache.clear_pretrained()
+    fine_tuning.FINE_TUNED.clear()
 
 
 @contextlib.contextmanager

@@ -25,6 +25,7 @@ from ._paths import refuse_package_models
 # from arrays); none runs code named by the file.
 TRUSTED_TYPES = (
     "elmofeat.bilm.estimator.BiLM",
+    "elmofeat.elmo.classifier.ElmoClassifier",
     "elmofeat.elmo.vectorizer.ElmoVectorizer",
     "elmofeat.elmo.bag.ContextualBag",
     "elmofeat.hybrid.FeatureUnion",

@@ -37,12 +37,14 @@ ESTIMATORS = [
                    cache_dir=None, random_state=0),
     ElmoVectorizer(BiLM(**TINY_BILM), layer_mix="trainable", bag_size=6, mix_epochs=2, cv=2,
                    cache_dir=None, random_state=0),
+    ElmoVectorizer(BiLM(**TINY_BILM), fine_tune_epochs=1, bag_size=6, cv=2, cache_dir=None,
+                   random_state=0),
 ]
 
 
 def _id(estimator):
     changed = {k: v for k, v in estimator.get_params(deep=False).items()
-               if k in ("pooling", "weighting", "layer_mix", "bag_size")}
+               if k in ("pooling", "weighting", "layer_mix", "bag_size", "fine_tune_epochs")}
     return f"{type(estimator).__name__}({', '.join(f'{k}={v}' for k, v in changed.items())})"
 
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 from torch import nn
+from tqdm.auto import tqdm
 from torch.nn import functional as F
 
 from ..runtime.torch_helpers import adamw, fill_rows, seeded
@@ -81,6 +82,19 @@ def concat_pool_flat(layers: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     return np.hstack([pooled.astype(np.float32), states])
 
 
+def class_scores(bilm, texts, mean, scale, weight, bias, batch_size: int = 256) -> np.ndarray:
+    """A linear head's class scores of whole texts, ``(n_texts, n_classes)`` float32:
+    :func:`concat_pool_flat` of the biLM's layers, standardised (``(pooled - mean) /
+    scale``), times ``weight.T`` plus ``bias``; each text's scores independent of the
+    others (at least ``MIN_PRODUCT_ROWS`` rows in every product)."""
+    layers, offsets = bilm.embed_flat(texts, batch_size=batch_size)
+    pooled = torch.from_numpy(concat_pool_flat(layers, offsets))
+    standardised = (pooled - torch.as_tensor(mean)) / torch.as_tensor(scale)
+    with torch.inference_mode():
+        product = fill_rows(standardised) @ torch.as_tensor(weight).float().T
+        return (product + torch.as_tensor(bias).float())[:len(pooled)].numpy()
+
+
 class ClassifierHead(nn.Module):
     """Class scores from :func:`concat_pool`'s vector: standardised (the training
     texts' mean and spread, as buffers), dropped out, one linear map.
@@ -126,13 +140,10 @@ class FineTuned:
     def decision_function(self, texts, batch_size: int = 256) -> np.ndarray:
         """Class scores ``(n_texts, n_classes)``, float32, each text read whole and
         independent of the batch."""
-        layers, offsets = self.bilm.embed_flat(list(texts), batch_size=batch_size)
-        pooled = torch.from_numpy(concat_pool_flat(layers, offsets))
-        with torch.inference_mode():
-            standardised = self.head.standardise(pooled)
-            weight, bias = self.head.linear.weight.float(), self.head.linear.bias.float()
-            # at least MIN_PRODUCT_ROWS rows: a row's sums do not depend on the others
-            return (fill_rows(standardised) @ weight.T + bias)[:len(pooled)].numpy()
+        head = self.head
+        return class_scores(self.bilm, list(texts), head.mean.cpu().numpy(),
+                            head.scale.cpu().numpy(), head.linear.weight.detach().cpu().numpy(),
+                            head.linear.bias.detach().cpu().numpy(), batch_size)
 
     def predict_proba(self, texts) -> np.ndarray:
         scores = torch.from_numpy(self.decision_function(texts))
@@ -165,10 +176,12 @@ def _check(bilm, texts, y, validation_fraction):
 PROBE_GRID = (0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1.0)
 
 
-def _probe(pooled: np.ndarray, codes: np.ndarray, n_classes: int, C, seed: int):
+def _probe(pooled: np.ndarray, codes: np.ndarray, n_classes: int, C, seed: int,
+           class_weight=None):
     """The linear probe on the standardised frozen features: ``(mean, scale, weight,
     bias)``, the weight and bias as the head's linear map (one row per class). ``C``:
-    a float, or None to choose it over :data:`PROBE_GRID` by stratified 3-fold CV."""
+    a float, or None to choose it over :data:`PROBE_GRID` by stratified 3-fold CV;
+    ``class_weight``: per class code, or None."""
     from sklearn.linear_model import LogisticRegression, LogisticRegressionCV
     from sklearn.model_selection import StratifiedKFold
 
@@ -183,10 +196,11 @@ def _probe(pooled: np.ndarray, codes: np.ndarray, n_classes: int, C, seed: int):
             settings.update(use_legacy_attributes=False, l1_ratios=(0.0,))
         probe = LogisticRegressionCV(Cs=list(PROBE_GRID), cv=folds, max_iter=2000,
                                      scoring="accuracy", random_state=seed,
+                                     class_weight=class_weight,
                                      **settings).fit(standardised, codes)
     else:
         probe = LogisticRegression(C=1.0 if C is None else C, max_iter=2000,
-                                   random_state=seed).fit(standardised, codes)
+                                   random_state=seed, class_weight=class_weight).fit(standardised, codes)
     weight, bias = probe.coef_, probe.intercept_
     if n_classes == 2:  # one logit: as two softmax scores with the same difference
         weight, bias = np.vstack([-weight / 2, weight / 2]), np.array([-bias[0] / 2, bias[0] / 2])
@@ -212,6 +226,104 @@ def slanted_triangular(step: int, total: int) -> float:
     return (1 + p * (RATIO - 1)) / RATIO
 
 
+def _trainable_copy(bilm):
+    """A copy of ``bilm`` whose encoder can train, its own parameters (``shared_copy``:
+    ``bilm`` may be a model the whole process shares). Only the language model's
+    modules are copied, and of them not the word table and the LM's softmax, which
+    fine-tuning never changes: a fine-tuned en-base costs its LSTM and token layers
+    (about 1.4M of its 21.8M parameters), not another word table."""
+    lm = bilm.language_model_
+    frozen = [lm.encoder.token_layer.embedding.weight, *lm.softmax.parameters(),
+              *lm.softmax.buffers()]
+    student = bilm.shared_copy()
+    student.__dict__.pop("_weights_key_", None)  # another model's digest
+    with torch.inference_mode(False):
+        student.language_model_ = copy.deepcopy(lm, memo={id(t): t for t in frozen})
+    return student
+
+
+def _snapshot(groups) -> list:
+    return [p.detach().clone() for params in groups for p in params]
+
+
+def _restore(groups, snapshot) -> None:
+    with torch.no_grad():
+        for p, value in zip((p for params in groups for p in params), snapshot):
+            p.copy_(value)
+
+
+def _train(lm, head, windows, codes, train_rows, held_rows, weights, *, epochs, learning_rate,
+           decay, gradual_unfreezing, batch_size, random_state, verbose):
+    """:func:`fine_tune`'s epochs: ``(history, best_epoch, best)``, ``best`` the
+    trained parameters' values at the best epoch (None where the probe, epoch 0, won);
+    every held-out number is None without held-out rows (then the last epoch is best)."""
+    early_stopping = len(held_rows) > 0
+    device = next(head.parameters()).device
+    groups = layer_groups(lm, head)
+    optimizer = adamw([{"params": params, "lr": learning_rate / decay ** depth}
+                       for depth, params in enumerate(groups) if params], weight_decay=0.01)
+    peaks = [group["lr"] for group in optimizer.param_groups]
+    total = -(-len(train_rows) // batch_size) * epochs
+    best_loss, best_acc = (_held_out_loss(lm, head, windows, held_rows, codes, batch_size,
+                                          weights)
+                           if early_stopping else (None, None))
+    history = [{"epoch": 0, "held_out_loss": best_loss, "held_out_accuracy": best_acc,
+                "trained_groups": 0, "seconds": 0.0}]
+    best_epoch, best, step = 0, None, 0
+    bar = tqdm(total=total, unit="batch", desc="fine-tuning", disable=not verbose, leave=False)
+    with seeded(random_state, device), bar:
+        for epoch in range(1, epochs + 1):
+            trained = len(groups) if not gradual_unfreezing else min(len(groups), epoch + 1)
+            for depth, params in enumerate(groups):
+                for p in params:
+                    p.requires_grad_(depth < trained)
+            lm.train()
+            head.train()
+            start = time.perf_counter()
+            rng = np.random.default_rng([random_state, epoch])
+            for batch in bucket_batches(windows.lengths[train_rows], batch_size, rng):
+                factor = slanted_triangular(step, total)
+                for group, peak in zip(optimizer.param_groups, peaks):
+                    group["lr"] = peak * factor
+                rows = train_rows[batch]
+                scores = _forward(lm, head, make_batch(windows, rows, None, device))
+                loss = F.cross_entropy(scores, torch.from_numpy(codes[rows]).to(device),
+                                       weight=weights)
+                optimizer.zero_grad(set_to_none=True)
+                loss.backward()
+                nn.utils.clip_grad_norm_([p for g in groups for p in g], 1.0)
+                optimizer.step()
+                step += 1
+                bar.update()
+            held_loss, held_acc = (_held_out_loss(lm, head, windows, held_rows, codes,
+                                                  batch_size, weights)
+                                   if early_stopping else (None, None))
+            history.append({"epoch": epoch, "held_out_loss": held_loss,
+                            "held_out_accuracy": held_acc, "trained_groups": trained,
+                            "seconds": time.perf_counter() - start})
+            if verbose:
+                held = (f"held-out loss {held_loss:.4f}, accuracy {held_acc:.4f} "
+                        if early_stopping else "")
+                bar.write(f"fine-tuning epoch {epoch}/{epochs}: {held}"
+                          f"({history[-1]['seconds']:.0f} s)")
+            if (not early_stopping and epoch == epochs) or (early_stopping
+                                                             and held_loss < best_loss):
+                best_loss, best_epoch, best = held_loss, epoch, _snapshot(groups)
+    for p in (p for g in groups for p in g):
+        p.requires_grad_(True)
+    return history, best_epoch, best
+
+
+def _class_weights(class_weight, classes, codes) -> torch.Tensor | None:
+    """scikit-learn's ``class_weight`` as a tensor of one weight per class code."""
+    if class_weight is None:
+        return None
+    from sklearn.utils.class_weight import compute_class_weight
+
+    weights = compute_class_weight(class_weight, classes=classes, y=classes[codes])
+    return torch.as_tensor(weights, dtype=torch.float32)
+
+
 def _validation_split(codes: np.ndarray, fraction: float, seed: int):
     from sklearn.model_selection import train_test_split
 
@@ -231,23 +343,28 @@ def _forward(lm, head, batch) -> torch.Tensor:
     return head(concat_pool(layers, batch.lengths))
 
 
-def _held_out_loss(lm, head, windows, rows, codes, batch_size) -> tuple[float, float]:
-    """Mean cross-entropy and accuracy on the held-out rows, eval mode."""
+def _held_out_loss(lm, head, windows, rows, codes, batch_size,
+                   weights=None) -> tuple[float, float]:
+    """Mean cross-entropy (``weights``: per class, or None) and accuracy on the
+    held-out rows, eval mode."""
     lm.eval()
     head.eval()
-    loss, correct = 0.0, 0
+    device = next(head.parameters()).device
+    loss, correct, total = 0.0, 0, 0.0
     with torch.no_grad():
         for batch in bucket_batches(windows.lengths[rows], batch_size):
-            scores = _forward(lm, head, make_batch(windows, rows[batch], None))
-            labels = torch.from_numpy(codes[rows[batch]])
-            loss += float(F.cross_entropy(scores, labels, reduction="sum"))
+            scores = _forward(lm, head, make_batch(windows, rows[batch], None, device))
+            labels = torch.from_numpy(codes[rows[batch]]).to(device)
+            loss += float(F.cross_entropy(scores, labels, weight=weights, reduction="sum"))
+            total += float(weights[labels].sum()) if weights is not None else len(labels)
             correct += int((scores.argmax(1) == labels).sum())
-    return loss / len(rows), correct / len(rows)
+    return loss / total, correct / len(rows)
 
 
 def fine_tune(bilm, texts, y, *, epochs: int = 3, learning_rate: float = 1e-3,
               decay: float = 2.6, gradual_unfreezing: bool = True, dropout: float = 0.1,
-              probe_C: float | None = None, validation_fraction: float = 0.1, batch_size: int = 32,
+              probe_C: float | None = None, early_stopping: bool = True,
+              validation_fraction: float = 0.1, batch_size: int = 32, class_weight=None,
               random_state: int = 0, verbose: bool = False) -> FineTuned:
     """Fine-tune a copy of ``bilm`` and a classification head on ``(texts, y)``.
 
@@ -275,10 +392,18 @@ def fine_tune(bilm, texts, y, *, epochs: int = 3, learning_rate: float = 1e-3,
         The linear probe's regularisation (``LogisticRegression(C=probe_C)`` on the
         standardised frozen features), where the head starts; None chooses it over
         :data:`PROBE_GRID` by stratified 3-fold cross-validation of the training rows.
+    early_stopping : bool, default=True
+        Hold out ``validation_fraction`` of the rows (stratified): after each epoch
+        their loss is measured, and the best epoch, the probe included (epoch 0), is
+        returned. False: every row trains, and the last epoch is returned.
     validation_fraction : float, default=0.1
-        Held-out share of the rows (stratified): after each epoch their loss is
-        measured, and the best epoch, the probe included (epoch 0), is returned.
-    batch_size, random_state, verbose
+    batch_size : int, default=32
+    class_weight : dict, "balanced" or None, default=None
+        Weights of the classes in the loss and the probe, as scikit-learn's
+        ``class_weight`` (``compute_class_weight``).
+    random_state : int, default=0
+    verbose : bool, default=False
+        A progress bar over the training steps, with time left, and a line per epoch.
 
     Returns
     -------
@@ -302,15 +427,20 @@ def fine_tune(bilm, texts, y, *, epochs: int = 3, learning_rate: float = 1e-3,
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:
             raise ValueError(f"{name} must be a positive integer, got {value!r}")
     texts = list(texts)
-    train_rows, held_rows = _validation_split(codes, validation_fraction, random_state)
-    student = copy.deepcopy(bilm)
-    lm = student.language_model_.cpu()
-    lm.encoder.token_layer.embedding.weight.requires_grad_(False)
+    if early_stopping:
+        train_rows, held_rows = _validation_split(codes, validation_fraction, random_state)
+    else:
+        train_rows, held_rows = np.arange(len(codes)), np.arange(0)
+    student = _trainable_copy(bilm)
+    lm = student.language_model_
+    device = next(lm.parameters()).device
     # the frozen features and the probe on them: where the head starts
     layers, offsets = bilm.embed_flat(texts)
     pooled = concat_pool_flat(layers, offsets)
-    mean, scale, weight, bias = _probe(pooled[train_rows], codes[train_rows], len(classes),
-                                       probe_C, random_state)
+    weights = _class_weights(class_weight, classes, codes)
+    mean, scale, weight, bias = _probe(
+        pooled[train_rows], codes[train_rows], len(classes), probe_C, random_state,
+        None if weights is None else dict(enumerate(weights.tolist())))
     with seeded(random_state):
         head = ClassifierHead(mean, scale, len(classes), dropout)
     with torch.no_grad():
@@ -318,60 +448,23 @@ def fine_tune(bilm, texts, y, *, epochs: int = 3, learning_rate: float = 1e-3,
         head.linear.bias.copy_(torch.from_numpy(bias))
     token_lists = [tokens[:student.max_len] or ["<unk>"] for tokens in student.tokenize(texts)]
     windows = make_windows(token_lists, student.vocabulary_, student.max_len, with_types=False)
-    groups = layer_groups(lm, head)
-    optimizer = adamw([{"params": params, "lr": learning_rate / decay ** depth}
-                       for depth, params in enumerate(groups) if params], weight_decay=0.01)
-    peaks = [group["lr"] for group in optimizer.param_groups]
-    steps = -(-len(train_rows) // batch_size)
-    total = steps * epochs
-    best_loss, best_acc = _held_out_loss(lm, head, windows, held_rows, codes, batch_size)
-    history = [{"epoch": 0, "held_out_loss": best_loss, "held_out_accuracy": best_acc,
-                "trained_groups": 0, "seconds": 0.0}]
-    best = (0, None)
-    step = 0
-    with seeded(random_state):
-        for epoch in range(1, epochs + 1):
-            trained = len(groups) if not gradual_unfreezing else min(len(groups), epoch + 1)
-            for depth, params in enumerate(groups):
-                for p in params:
-                    p.requires_grad_(depth < trained)
-            lm.train()
-            head.train()
-            start = time.perf_counter()
-            rng = np.random.default_rng([random_state, epoch])
-            for batch in bucket_batches(windows.lengths[train_rows], batch_size, rng):
-                factor = slanted_triangular(step, total)
-                for group, peak in zip(optimizer.param_groups, peaks):
-                    group["lr"] = peak * factor
-                rows = train_rows[batch]
-                scores = _forward(lm, head, make_batch(windows, rows, None))
-                loss = F.cross_entropy(scores, torch.from_numpy(codes[rows]))
-                optimizer.zero_grad(set_to_none=True)
-                loss.backward()
-                nn.utils.clip_grad_norm_([p for g in groups for p in g], 1.0)
-                optimizer.step()
-                step += 1
-            held_loss, held_acc = _held_out_loss(lm, head, windows, held_rows, codes,
-                                                 batch_size)
-            history.append({"epoch": epoch, "held_out_loss": held_loss,
-                            "held_out_accuracy": held_acc, "trained_groups": trained,
-                            "seconds": time.perf_counter() - start})
-            if verbose:
-                print(f"fine-tuning epoch {epoch}/{epochs}: held-out loss {held_loss:.4f}, "
-                      f"accuracy {held_acc:.4f} ({history[-1]['seconds']:.0f} s)", flush=True)
-            if held_loss < best_loss:
-                best_loss = held_loss
-                best = (epoch, (copy.deepcopy(lm.state_dict()), copy.deepcopy(head.state_dict())))
-    for p in (p for g in groups for p in g):
-        p.requires_grad_(True)
-    lm.encoder.token_layer.embedding.weight.requires_grad_(False)
-    best_epoch, states = best
-    if states is None:  # the probe won: the model given, the probe's head
+    head.to(device)
+    weights = None if weights is None else weights.to(device)
+    embedding = lm.encoder.token_layer.embedding.weight
+    trainable = embedding.requires_grad  # shared with bilm: put back as it was
+    embedding.requires_grad_(False)
+    try:
+        history, best_epoch, best = _train(
+            lm, head, windows, codes, train_rows, held_rows, weights, epochs=epochs,
+            learning_rate=learning_rate, decay=decay, gradual_unfreezing=gradual_unfreezing,
+            batch_size=batch_size, random_state=random_state, verbose=verbose)
+    finally:
+        embedding.requires_grad_(trainable)
+    if best is None:  # the probe won: the model given, the probe's head
         with torch.no_grad():
             head.linear.weight.copy_(torch.from_numpy(weight))
             head.linear.bias.copy_(torch.from_numpy(bias))
-        return FineTuned(bilm, head.eval(), classes, history, 0)
-    lm.load_state_dict(states[0])
-    head.load_state_dict(states[1])
+        return FineTuned(bilm, head.cpu().eval(), classes, history, 0)
+    _restore(layer_groups(lm, head), best)
     student.language_model_ = lm.eval()
-    return FineTuned(student, head.eval(), classes, history, best_epoch)
+    return FineTuned(student, head.cpu().eval(), classes, history, best_epoch)

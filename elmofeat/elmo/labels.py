@@ -108,3 +108,34 @@ def check_targets(y, n_documents: int) -> Targets:
         raise ValueError(f"y has a single class ({y[labelled][0]!r}) among the labelled documents: "
                          "a supervised mix needs at least two classes to learn from")
     return Targets(y, labelled, classification)
+
+
+def fit_targets(y, n_documents: int, *, mix, layer_mix: str, fine_tune_epochs: int = 0,
+                cv=None) -> Targets | None:
+    """The labels ``ElmoVectorizer.fit`` learns from, checked before any pretraining:
+    a :class:`Targets` where the mix (``mix.needs_labels``) or fine-tuning
+    (``fine_tune_epochs`` with ``y``, class labels only) learns from them, else None
+    (``y`` is still checked to have one label per document). ``cv``: the
+    cross-fitting's folds, checked against the labels (None: no cross-fitting). A
+    generator of labels is read once, as ``X`` is."""
+    from ..mixes.crossfit import check_cross_fitting
+
+    if y is not None and not hasattr(y, "__len__") and hasattr(y, "__iter__"):
+        y = list(y)
+    fine_tuning = bool(fine_tune_epochs) and y is not None
+    if not (mix.needs_labels or fine_tuning):
+        if y is not None:
+            labels = np.asarray(y)
+            if labels.ndim == 0 or len(labels) != n_documents:
+                n_labels = "a scalar" if labels.ndim == 0 else f"{len(labels)} labels"
+                raise ValueError(f"X has {n_documents} documents but y has {n_labels}")
+        return None
+    targets = check_targets(y, n_documents)
+    if fine_tuning and not targets.classification:
+        raise ValueError(
+            f"fine_tune_epochs={fine_tune_epochs} fine-tunes the biLM as a classifier, but y "
+            "holds numeric targets: give class labels, or set fine_tune_epochs=0")
+    if cv is not None:
+        check_cross_fitting(cv, targets, f"layer_mix={layer_mix!r}" if mix.needs_labels
+                            else f"fine_tune_epochs={fine_tune_epochs}")
+    return targets

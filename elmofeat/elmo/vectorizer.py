@@ -12,9 +12,10 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 from tqdm.auto import tqdm
 
-from . import bag as _bag, caches as _bilm_cache, placement, references
+from . import (bag as _bag, caches as _bilm_cache, fine_tuning as _fine_tuning, placement,
+               references)
 from .._base import BaseTextVectorizer
-from .labels import check_targets
+from .labels import fit_targets
 from .transform import CHUNK, chunks, document_features, transform_part
 from .._paths import default_cache_dir
 from .._param_validation import (Integral, Interval, Real, RegisteredOptions, StrOptions,
@@ -26,7 +27,7 @@ from ..runtime.torch_helpers import resolve_device
 from ..bilm import BiLM
 from ..mixes import DEFAULT_LAYER_MIX, get_mix, mix_names
 from ..mixes.base import MixData, MixSettings, layer_spread, pool_layers
-from ..mixes.crossfit import check_cross_fitting, cross_fitting_folds
+from ..mixes.crossfit import cross_fitting_folds
 
 # Documents each layer's spread is measured on (``scale_layers=True``).
 _SPREAD_SAMPLE = 2048
@@ -75,6 +76,18 @@ class ElmoVectorizer(references.PicklingMixin, BaseTextVectorizer):
         model is left as it is; words of ``X`` it does not know are added). Adapted
         copies are cached as pretrained ones are (see Notes). 0: use the pretrained
         biLM as it is.
+    fine_tune_epochs : int, default=0
+        With class labels ``y``: fine-tune a copy of the biLM (after ``adapt_epochs``)
+        as a classifier on the labelled documents for this many epochs, ULMFiT's recipe
+        (:func:`elmofeat.bilm.finetune.fine_tune`: a head on concat pooling started
+        from the linear probe, gradual unfreezing, discriminative learning rates, a
+        slanted triangular schedule; the word table stays as it is), then learn the
+        mix and the bag on the fine-tuned copy: ``transform`` gives its features.
+        ``fit_transform`` cross-fits them over ``cv`` folds (see Notes), so it
+        fine-tunes ``cv + 1`` times. Fine-tuned copies are shared in this process by
+        fits on the same texts, labels and settings (the candidates of a search over
+        the mix, the bag or a classifier's ``C``). 0, or no ``y``: no fine-tuning.
+        What it buys and costs: ``docs/choosing_features.md``.
     layer_mix : {"concat", "frozen", "trainable", "mlp"} or a registered name, default="concat"
         ``"concat"``: ``[w_0 h_0; w_1 h_1; w_2 h_2]``, the frozen mix's terms side by
         side (``n_layers * dim`` features), so that the classifier weighs each layer
@@ -226,7 +239,12 @@ class ElmoVectorizer(references.PicklingMixin, BaseTextVectorizer):
     itself is pretrained once, without labels. Each fold's mix starts from the same
     initialisation, and each MLP mix maps its document features into the space of that
     initialisation (``elmofeat.mixes.mlp.fit_alignment``), so out-of-fold and
-    final features share one feature space.
+    final features share one feature space. With ``fine_tune_epochs``, the biLM learns
+    from the labels too, so it is cross-fitted the same way: each fold's documents get
+    the features of a copy fine-tuned on the other folds, through the full fit's layer
+    scales and bag (and a supervised mix learned on that fold). Every copy starts from
+    the same model and moves little, so their features share the space ``transform``
+    uses (``benchmarks/fine_tuning.py`` measures the pipeline this way).
 
     **Search without refits.** Clones share a fitted ``bilm`` and a named pretrained
     model (loaded once per process). An adapted copy (``adapt_epochs``) is cached by the
@@ -299,6 +317,7 @@ class ElmoVectorizer(references.PicklingMixin, BaseTextVectorizer):
         bilm="en-base",
         *,
         adapt_epochs=0,
+        fine_tune_epochs=0,
         layer_mix=DEFAULT_LAYER_MIX,
         mix_weights=None,
         scale_layers=True,
@@ -322,6 +341,7 @@ class ElmoVectorizer(references.PicklingMixin, BaseTextVectorizer):
     ):
         self.bilm = bilm
         self.adapt_epochs = adapt_epochs
+        self.fine_tune_epochs = fine_tune_epochs
         self.layer_mix = layer_mix
         self.mix_weights = mix_weights
         self.scale_layers = scale_layers
@@ -413,6 +433,7 @@ class ElmoVectorizer(references.PicklingMixin, BaseTextVectorizer):
         **BaseTextVectorizer._output_parameter_constraints,
         "bilm": [BiLM, str, os.PathLike, None],
         "adapt_epochs": [positive_int(0)],
+        "fine_tune_epochs": [positive_int(0)],
         "layer_mix": [RegisteredOptions(mix_names)],  # elmofeat.mixes' registry
         "mix_weights": [StrOptions({"random"}), "array-like", None],  # values: mixes.base.fixed_shares
         "scale_layers": ["boolean", StrOptions({"bilm"})],
@@ -553,16 +574,9 @@ class ElmoVectorizer(references.PicklingMixin, BaseTextVectorizer):
             raise ValueError("X is empty: fit needs at least one document")
         # Labels are checked before the (long) pretraining, not after it; a generator
         # of labels is read once, as X is.
-        if y is not None and not hasattr(y, "__len__") and hasattr(y, "__iter__"):
-            y = list(y)
-        targets = check_targets(y, len(documents)) if spec.needs_labels else None
-        if cross_fit and targets is not None:
-            check_cross_fitting(self.cv, targets, self.layer_mix)
-        if targets is None and y is not None:
-            labels = np.asarray(y)
-            if labels.ndim == 0 or len(labels) != len(documents):
-                n_labels = "a scalar" if labels.ndim == 0 else f"{len(labels)} labels"
-                raise ValueError(f"X has {len(documents)} documents but y has {n_labels}")
+        targets = fit_targets(y, len(documents), mix=spec, layer_mix=self.layer_mix,
+                              fine_tune_epochs=self.fine_tune_epochs,
+                              cv=self.cv if cross_fit else None)
         random_state = check_random_state(self.random_state)
         # The biLM learns from every text, labelled or not.
         self.bilm_ = self._pretrained_bilm(documents, random_state, threads)
@@ -571,9 +585,17 @@ class ElmoVectorizer(references.PicklingMixin, BaseTextVectorizer):
         # seeded even with random_state=None: the same texts give the same features, as
         # TfidfVectorizer's do (an int still selects them).
         label_free_seed = seed if self.random_state is not None else UNSEEDED_LABEL_FREE_SEED
+        tuning = None
+        if targets is not None and self.fine_tune_epochs:  # a fine-tuned copy gives them
+            # seeded as the label-free draws: unseeded fits share one fine-tuned model
+            tuning = _fine_tuning.CrossFittedFineTuning(
+                self, self.bilm_, documents, targets,
+                _fine_tuning.recipe(self.fine_tune_epochs, label_free_seed))
+            self.bilm_ = tuning.tuned(targets.labelled).bilm
         # Every mix sees each layer divided by its spread (label-free: every document).
         self.layer_scales_ = self._scales(documents, label_free_seed, threads)
-        data = MixData(self.layer_scales_, self.bilm_.output_dim_, targets=targets)
+        mix_targets = targets if spec.needs_labels else None
+        data = MixData(self.layer_scales_, self.bilm_.output_dim_, targets=mix_targets)
         if spec.needs_labels:
             data.layers, data.offsets = self._layers(documents, threads)
             # A linear mix commutes with mean pooling: pool every layer once, learn (and
@@ -581,13 +603,14 @@ class ElmoVectorizer(references.PicklingMixin, BaseTextVectorizer):
             if spec.commutes_with_mean_pooling and self.pooling == "mean":
                 data.pooled_layers = pool_layers(data.layers, data.offsets)
         settings = self._mix_settings(seed, threads)
-        self.mix_ = spec.fit_mix(data, None if targets is None else targets.labelled, settings)
+        self.mix_ = spec.fit_mix(data, None if mix_targets is None else targets.labelled,
+                                 settings)
         self.layer_weights_ = self.mix_.layer_weights
         self.gamma_ = None if self.mix_.gamma is None else float(self.mix_.gamma)
         self.bag_ = (self._fit_bag(documents, label_free_seed, threads) if self.bag_size
                      else None)
         self.feature_scale_ = FEATURE_SCALE
-        return documents, data, settings
+        return documents, data, settings, tuning
 
     def _fit_bag(self, documents, seed, threads):
         """The contextual bag, learned on a seeded sample of whole training documents
@@ -645,7 +668,9 @@ class ElmoVectorizer(references.PicklingMixin, BaseTextVectorizer):
             return self._fit_transform(X, y, threads)
 
     def _fit_transform(self, X, y, threads):
-        documents, data, settings = self._fit(X, y, threads, cross_fit=True)
+        documents, data, settings, tuning = self._fit(X, y, threads, cross_fit=True)
+        if tuning is not None:  # the biLM itself learned from the labels
+            return self._finish(tuning.cross_fitted_features(settings, threads))
         targets = data.targets
         if targets is None:  # a mix without labels: nothing to cross-fit
             return self._transform(documents, threads)
@@ -682,7 +707,9 @@ class ElmoVectorizer(references.PicklingMixin, BaseTextVectorizer):
         with ThreadPolicy(self.n_threads).applied() as threads:
             return self._transform(documents, threads)
 
-    def _transform(self, documents, threads):
+    def _transform(self, documents, threads, finish=True):
+        """The features of ``documents``; ``finish=False``: before ``_finish``
+        (``feature_scale_``, ``norm``, ``dtype``)."""
         n_jobs = min(effective_n_jobs(self.n_jobs), max(len(documents) // CHUNK, 1))
         bilm, mix = self._placed_bilm(), self._output_mix()
         if n_jobs == 1:
@@ -702,4 +729,5 @@ class ElmoVectorizer(references.PicklingMixin, BaseTextVectorizer):
                 for part in chunks(documents, size)
             )
         empty = np.zeros((0, len(self.get_feature_names_out())), dtype=np.float32)
-        return self._finish(np.concatenate([empty, *parts]))
+        features = np.concatenate([empty, *parts])
+        return self._finish(features) if finish else features

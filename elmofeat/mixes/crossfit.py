@@ -27,8 +27,10 @@ def cross_fitting_folds(cv, targets, seed: int) -> list:
     return folds
 
 
-def check_cross_fitting(cv, targets, layer_mix: str) -> None:
+def check_cross_fitting(cv, targets, what: str) -> None:
     """Raise now, before any pretraining, where ``cv`` cannot split the labelled documents.
+    ``what``: the setting that cross-fits, as the message names it
+    (``"layer_mix='mlp'"``).
 
     An iterable of splits is used as given (reading it here would empty a generator).
     """
@@ -37,7 +39,7 @@ def check_cross_fitting(cv, targets, layer_mix: str) -> None:
     n = len(targets.labelled)
     if isinstance(cv, Integral) and n < cv:
         raise ValueError(
-            f"layer_mix={layer_mix!r} is cross-fitted over cv={cv} folds of the labelled "
+            f"{what} is cross-fitted over cv={cv} folds of the labelled "
             f"documents, but y labels only {n} of them: label at least {cv} documents (as "
             "many of each class as folds, for stratified folds) or lower cv")
     if not isinstance(cv, Integral) and not hasattr(cv, "split"):
@@ -48,7 +50,7 @@ def check_cross_fitting(cv, targets, layer_mix: str) -> None:
             cross_fitting_folds(cv, targets, 0)
     except ValueError as exc:
         raise ValueError(
-            f"layer_mix={layer_mix!r} is cross-fitted over the folds of cv={cv!r}, which "
+            f"{what} is cross-fitted over the folds of cv={cv!r}, which "
             f"cannot split the {n} labelled documents: {exc}") from None
 
 

@@ -138,3 +138,45 @@ def test_the_probe_chooses_its_c_quietly(labelled):
     assert weight.shape == (2, 10) and bias.shape == (2,)
     standardised = (pooled - mean) / scale
     assert ((standardised @ weight.T + bias).argmax(1) == codes).mean() > 0.9
+
+
+def test_without_early_stopping_every_row_trains_and_the_last_epoch_is_kept(fitted, labelled):
+    texts, y = labelled
+    tuned = fine_tune(fitted, texts, y, epochs=2, early_stopping=False)
+    assert tuned.best_epoch == 2 and tuned.bilm is not fitted
+    assert [h["held_out_loss"] for h in tuned.history] == [None, None, None]
+    # every row trained: the rows early stopping would hold out change the model too
+    held = fine_tune(fitted, texts, y, epochs=2, learning_rate=1e-3, early_stopping=True)
+    assert not np.array_equal(tuned.decision_function(texts[:5]),
+                              held.decision_function(texts[:5]))
+
+
+def test_the_copy_shares_the_frozen_word_table_and_leaves_the_model_given_as_it_was(
+        fitted, labelled):
+    texts, y = labelled
+    lm = fitted.language_model_
+    table = lm.encoder.token_layer.embedding.weight
+    trainable = table.requires_grad
+    before = weights_of(fitted)
+    tuned = fine_tune(fitted, texts, y, epochs=1, early_stopping=False, learning_rate=1e-2)
+    student = tuned.bilm.language_model_
+    assert student.encoder.token_layer.embedding.weight is table  # not a second table
+    assert student.encoder.forward_lstm is not lm.encoder.forward_lstm
+    assert table.requires_grad == trainable and table.grad is None
+    for name, value in weights_of(fitted).items():
+        np.testing.assert_array_equal(value, before[name], err_msg=name)
+    changed = weights_of(tuned.bilm)
+    assert any(not np.array_equal(changed[n], before[n]) for n in before)
+
+
+def test_class_weights_weigh_the_loss_and_the_probe(fitted, labelled):
+    texts, y = labelled
+    rare = y == y[0]
+    favoured = fine_tune(fitted, texts, y, epochs=1, early_stopping=False, probe_C=0.01,
+                         class_weight={label: (50.0 if label == y[0] else 1.0)
+                                       for label in np.unique(y)})
+    plain = fine_tune(fitted, texts, y, epochs=1, early_stopping=False, probe_C=0.01)
+    assert rare.any()
+    assert (favoured.predict(texts) == y[0]).sum() > (plain.predict(texts) == y[0]).sum()
+    with pytest.raises(ValueError, match="class_weight"):
+        fine_tune(fitted, texts, y, class_weight={"no such class": 2.0})
