@@ -28,10 +28,17 @@ LR get the same labels. Rows:
   with self-training, and the frozen mix of a copy adapted (1 epoch) to every training
   text.
 
-Writes benchmarks/results/few_labels.{json,md}; ``--rows`` runs some rows only, and with
-``--add`` joins them to the rows already in the results file (same folds).
+* fine-tuning on the labelled texts (issue 70), ``en-base``: ``base-finetuned-cv``
+  (``ElmoVectorizer(fine_tune_epochs=3)`` fitted on every training text with ``y = -1``
+  for the unlabelled ones, its cross-fitted features of the labelled rows, C searched)
+  and ``base-classifier`` (``ElmoClassifier`` on the labelled texts alone).
+
+Writes benchmarks/results/few_labels.{json,md}; ``--rows`` runs some rows only,
+``--sizes`` some numbers of labels only, and with ``--add`` joins them to the rows
+already in the results file (same folds; the file keeps the first run's machine and
+names each addition's); ``--rewrite`` runs nothing and writes the markdown again.
 Run: python benchmarks/few_labels.py [--datasets ag_news cr] [--folds 5] [--data-home DIR]
-     [--rows ROW ...] [--add]
+     [--rows ROW ...] [--sizes 200 ...] [--add | --rewrite]
 """
 
 from __future__ import annotations
@@ -235,18 +242,25 @@ def main():
                         help="numbers of labels to run (default: 50 200 1000 all)")
     parser.add_argument("--add", action="store_true",
                         help="add the rows run to the existing results (same folds)")
+    parser.add_argument("--rewrite", action="store_true",
+                        help="run nothing: write the markdown again from the stored results")
     args = parser.parse_args()
     home = get_data_home(args.data_home)
     rows_run = tuple(r for r in ROWS if r in args.rows)
     sizes = SIZES if args.sizes is None else tuple(
         None if size == "all" else int(size) for size in args.sizes)
-    previous = None
-    if args.add:
+    previous, stored = None, None
+    if args.add or args.rewrite:
         import json
 
-        from _common import RESULTS
+        from _common import RESULTS, environment
 
-        previous = json.loads((RESULTS / "few_labels.json").read_text())["results"]
+        stored = json.loads((RESULTS / "few_labels.json").read_text())
+        previous = stored["results"]
+        added = stored.get("added", [])
+        if args.add:  # who measured what: the first run's machine, then each addition's
+            added = [*added, {"rows": list(rows_run), "sizes": list(args.sizes or ["all"]),
+                              "environment": environment()}]
     settings = BenchmarkSettings(datasets=tuple(args.datasets), folds=args.folds)
     datasets = [load_dataset(key, settings, home) for key in settings.datasets]
     glove = load_glove(home, datasets)
@@ -254,6 +268,9 @@ def main():
     for dataset in datasets:
         splits = []
         for index, split in enumerate(dataset.splits):
+            if args.rewrite:
+                splits.append(previous[dataset.key][index])
+                continue
             print(f"{dataset.title} {split.name}", flush=True)
             entry = run_split(split, settings.seed + index, glove, rows_run, sizes)
             if previous is not None:  # the earlier rows of the same fold, then these
@@ -311,7 +328,16 @@ def main():
                 "`LogisticRegressionCV`, C from 1e-3 to 1e3 (19 values) by stratified 3-fold "
                 "cross-validation on the labelled documents.\n\n"
                 + "\n".join(sections))
-    write_results("few_labels", {"sizes": [str(s) for s in SIZES], "results": results}, markdown)
+    payload = {"sizes": [str(s) for s in SIZES], "results": results}
+    if stored is not None:  # the first run's machine stays the file's; additions say theirs
+        payload["added"] = added
+        markdown += "".join(
+            f"\nRows {', '.join(entry['rows'])} ({', '.join(entry['sizes'])} labels) were added "
+            f"with `--add` on {entry['environment']['cpu']}, "
+            f"{entry['environment']['cpu_count']} CPUs, {entry['environment']['date']}.\n"
+            for entry in added)
+    write_results("few_labels", payload, markdown,
+                  environment=None if stored is None else stored["environment"])
 
 
 if __name__ == "__main__":
