@@ -3,7 +3,6 @@ what it shares with ElmoVectorizer's fine-tuning."""
 
 import inspect
 
-import numpy as np
 import pytest
 
 from elmofeat import BiLM, ElmoClassifier

@@ -7,7 +7,6 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import Pipeline
 
-import elmofeat
 from elmofeat import BiLM, ElmoClassifier, ElmoVectorizer
 from elmofeat.bilm import finetune, sharing
 from elmofeat.elmo.fine_tuning import FINE_TUNED
