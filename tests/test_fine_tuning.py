@@ -157,3 +157,14 @@ def test_verbose_shows_the_fine_tuning_with_time_left(corpus, tiny, calls, capsy
     vectorizer(tiny, verbose=True).fit(X, y)
     err = capsys.readouterr().err
     assert "fine-tuning" in err and "<" in err  # tqdm's elapsed<remaining
+
+
+def test_the_cached_copies_of_a_model_share_one_word_table(corpus, tiny, calls):
+    """Marking a cached copy read-only made its tensors inference tensors, one new word
+    table per fine-tuned copy of a user's own model; they now share one frozen twin."""
+    X, y = corpus
+    a = ElmoClassifier(tiny, epochs=1, random_state=0).fit(X, y).bilm_
+    b = ElmoClassifier(tiny, epochs=2, random_state=0).fit(X, y).bilm_
+    tables = [m.language_model_.encoder.token_layer.embedding.weight for m in (a, b)]
+    assert tables[0] is tables[1] and a is not b
+    assert tables[0].equal(tiny.language_model_.encoder.token_layer.embedding.weight)

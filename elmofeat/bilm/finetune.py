@@ -19,6 +19,7 @@ from __future__ import annotations
 import copy
 import math
 import time
+import weakref
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -233,13 +234,35 @@ def _trainable_copy(bilm):
     fine-tuning never changes: a fine-tuned en-base costs its LSTM and token layers
     (about 1.4M of its 21.8M parameters), not another word table."""
     lm = bilm.language_model_
-    frozen = [lm.encoder.token_layer.embedding.weight, *lm.softmax.parameters(),
-              *lm.softmax.buffers()]
+    frozen = [*lm.softmax.parameters(), *lm.softmax.buffers()]
+    table = lm.encoder.token_layer.embedding.weight
     student = bilm.shared_copy()
     student.__dict__.pop("_weights_key_", None)  # another model's digest
     with torch.inference_mode(False):
-        student.language_model_ = copy.deepcopy(lm, memo={id(t): t for t in frozen})
+        student.language_model_ = copy.deepcopy(
+            lm, memo={id(t): t for t in frozen} | {id(table): _frozen_table(table)})
     return student
+
+
+# id of a model's word table -> (a weak reference to it, its version, its read-only
+# twin), made once: every fine-tuned copy of a model shares it (a table that is already
+# read-only, a shared model's, is its own twin). Keyed by id: tensors do not compare.
+_FROZEN_TABLES: dict = {}
+
+
+def _frozen_table(table: nn.Parameter) -> nn.Parameter:
+    """``table`` as an inference tensor: what a shared fine-tuned copy needs (marking it
+    shared would otherwise copy the table into one, copy after copy)."""
+    if table.is_inference():
+        return table
+    key = id(table)
+    alive, version, twin = _FROZEN_TABLES.get(key, (lambda: None, None, None))
+    if alive() is not table or version != table._version:  # new, or changed in place
+        with torch.inference_mode():
+            twin = nn.Parameter(table.detach().clone(), requires_grad=False)
+        reference = weakref.ref(table, lambda _: _FROZEN_TABLES.pop(key, None))
+        _FROZEN_TABLES[key] = (reference, table._version, twin)
+    return twin
 
 
 def _snapshot(groups) -> list:
