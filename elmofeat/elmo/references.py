@@ -51,7 +51,8 @@ class PicklingMixin:
         return state
 
     def __setstate__(self, state):
-        state = {"bag_size": None, "bag_weight": 1.0, **state}  # saved before the bag
+        # saved before the bag, before fine-tuning: what they were fitted with
+        state = {"bag_size": None, "bag_weight": 1.0, "fine_tune_epochs": 0, **state}
         if "mix_" in state:
             state.setdefault("bag_", None)
             # fitted before the features were scaled: the features it was fitted with
