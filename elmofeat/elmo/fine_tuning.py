@@ -4,8 +4,9 @@ Both ask :data:`FINE_TUNED` for a copy of their (pretrained, possibly adapted) b
 fine-tuned on their labelled texts (:func:`elmofeat.bilm.finetune.fine_tune`). The
 cache is this process's: the candidates of a search that share the texts, the labels
 and the fine-tuning settings (a search over ``layer_mix``, ``bag_size``, the
-classifier's ``C``) fine-tune once. A fine-tuned copy shares the word table with the
-model it came from, so each costs its LSTM and token layers alone.
+classifier's ``C``) fine-tune once. The fine-tuned copies of a model share one
+read-only word table (the model's own where it is read-only already, as a shared
+pretrained model's is), so each costs its LSTM and token layers alone.
 
 ``ElmoVectorizer.fit_transform`` cross-fits, as scikit-learn's ``TargetEncoder``
 does: each labelled document's features come from a biLM fine-tuned on the other
