@@ -256,13 +256,14 @@ class ElmoClassifier(TextEstimatorMixin, ClassifierMixin, BaseEstimator):
 
     def predict_proba(self, X) -> np.ndarray:
         """Class probabilities ``(n_documents, n_classes)``: the softmax of the scores."""
-        scores = self._scores(X).astype(np.float64)
-        scores -= scores.max(1, keepdims=True)
-        probabilities = np.exp(scores)
-        return probabilities / probabilities.sum(1, keepdims=True)
+        from scipy.special import softmax
+
+        return softmax(self._scores(X).astype(np.float64), axis=1)
 
     def predict_log_proba(self, X) -> np.ndarray:
-        return np.log(self.predict_proba(X))
+        from scipy.special import log_softmax
+
+        return log_softmax(self._scores(X).astype(np.float64), axis=1)
 
     def predict(self, X) -> np.ndarray:
         """The most likely class of each document."""
