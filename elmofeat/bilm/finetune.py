@@ -183,25 +183,15 @@ def _probe(pooled: np.ndarray, codes: np.ndarray, n_classes: int, C, seed: int,
     bias)``, the weight and bias as the head's linear map (one row per class). ``C``:
     a float, or None to choose it over :data:`PROBE_GRID` by stratified 3-fold CV;
     ``class_weight``: per class code, or None."""
-    from sklearn.linear_model import LogisticRegression, LogisticRegressionCV
-    from sklearn.model_selection import StratifiedKFold
+    from .._logistic import logistic_regression
 
     mean = pooled.mean(0)
     scale = pooled.std(0) + 1e-6
     standardised = (pooled - mean) / scale
-    if C is None and np.bincount(codes).min() >= 3:
-        folds = StratifiedKFold(3, shuffle=True, random_state=seed)
-        settings = {}
-        if "use_legacy_attributes" in LogisticRegressionCV().get_params():  # scikit-learn 1.9+
-            # its coming defaults, said now (no FutureWarning in the user's process)
-            settings.update(use_legacy_attributes=False, l1_ratios=(0.0,))
-        probe = LogisticRegressionCV(Cs=list(PROBE_GRID), cv=folds, max_iter=2000,
-                                     scoring="accuracy", random_state=seed,
-                                     class_weight=class_weight,
-                                     **settings).fit(standardised, codes)
-    else:
-        probe = LogisticRegression(C=1.0 if C is None else C, max_iter=2000,
-                                   random_state=seed, class_weight=class_weight).fit(standardised, codes)
+    if C is None and np.bincount(codes).min() < 3:  # too few rows of a class to search
+        C = 1.0
+    probe = logistic_regression(C, Cs=PROBE_GRID, seed=seed, class_weight=class_weight,
+                                max_iter=2000).fit(standardised, codes)
     weight, bias = probe.coef_, probe.intercept_
     if n_classes == 2:  # one logit: as two softmax scores with the same difference
         weight, bias = np.vstack([-weight / 2, weight / 2]), np.array([-bias[0] / 2, bias[0] / 2])

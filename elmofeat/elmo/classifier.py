@@ -12,27 +12,35 @@ from sklearn.utils.validation import check_is_fitted
 
 from . import fine_tuning as _fine_tuning
 from .._base import TextEstimatorMixin
-from .._param_validation import (Interval, Real, StrOptions, TorchDevices, fit_context,
-                                positive_int)
+from .._logistic import logistic_regression
+from .._param_validation import (Integral, Interval, Real, StrOptions, TorchDevices,
+                                fit_context, positive_int)
 from ..bilm import BiLM
 from ..runtime.threads import N_THREADS_CONSTRAINTS, ThreadPolicy
 from ..text import read_once, validate_documents
 
 
 class ElmoClassifier(TextEstimatorMixin, ClassifierMixin, BaseEstimator):
-    """A biLM fine-tuned on labelled texts with a linear head: ULMFiT's recipe as a
+    """A biLM fine-tuned on labelled texts, read by a linear head: ULMFiT's recipe as a
     scikit-learn classifier.
 
     ``fit`` takes a copy of the pretrained biLM (adapted to ``X`` first with
-    ``adapt_epochs``), fits a linear probe on its frozen concat-pooled features (each
-    layer's mean and max over the tokens and the top layer's last states, standardised;
-    LP-FT: fine-tuning never starts below the probe), then trains the probe's head and
-    the LSTM and token layers together (:func:`elmofeat.bilm.finetune.fine_tune`): a
-    slanted triangular schedule, discriminative learning rates (each layer down the
-    stack ``decay`` times slower), optionally gradual unfreezing. The word table stays
-    as it is. ``ElmoVectorizer(fine_tune_epochs=...)`` shares this implementation and
-    its in-process cache of fine-tuned models. What it buys and costs against
-    ``ElmoVectorizer`` + ``LogisticRegression``: ``docs/choosing_features.md``.
+    ``adapt_epochs``) and fine-tunes it on ``(X, y)``
+    (:func:`elmofeat.bilm.finetune.fine_tune`): a linear probe on its frozen
+    concat-pooled features (each layer's mean and max over the tokens and the top
+    layer's last states, standardised; LP-FT: fine-tuning never starts below the
+    probe), then that head, the LSTM and the token layers trained together under a
+    slanted triangular schedule, with discriminative learning rates (each layer down
+    the stack ``decay`` times slower) and optionally gradual unfreezing. The word table
+    stays as it is. Then the fine-tuned biLM's document features, as
+    ``ElmoVectorizer``'s defaults pool them (every window of a long text, the
+    contextual bag), are read by a logistic regression (C chosen by inner
+    cross-validation): the fine-tuning's own head saw each text's first window only,
+    and on long texts it reads them worse than the vectorizer's pooling
+    (``benchmarks/results/fine_tuning.md``). ``ElmoVectorizer(fine_tune_epochs=...)``
+    shares this implementation and its in-process cache of fine-tuned models. What it
+    buys and costs against ``ElmoVectorizer`` + ``LogisticRegression``:
+    ``docs/choosing_features.md``.
 
     Parameters
     ----------
@@ -54,8 +62,9 @@ class ElmoClassifier(TextEstimatorMixin, ClassifierMixin, BaseEstimator):
     dropout : float, default=0.1
         On the pooled vector.
     C : float or None, default=None
-        The linear probe's inverse regularisation, where the head starts; None chooses
-        it by stratified 3-fold cross-validation.
+        Inverse regularisation of the linear probe that fine-tuning starts from and of
+        the final head; None chooses each by stratified 3-fold cross-validation (the
+        head's over :data:`elmofeat._logistic.C_GRID`).
     early_stopping : bool, default=False
         Hold out ``validation_fraction`` of the rows and keep the epoch (the probe
         included) with the lowest held-out loss; False trains on every row and keeps
@@ -72,13 +81,15 @@ class ElmoClassifier(TextEstimatorMixin, ClassifierMixin, BaseEstimator):
     cache_dir : "auto", None or path, default="auto"
         Where pretrained and adapted biLMs are shared (as ``ElmoVectorizer``'s);
         fine-tuned models are shared in this process only.
+    n_jobs : int or None, default=None
+        Processes of the head's search over C (``LogisticRegressionCV``'s ``n_jobs``).
     n_threads : int, "auto" or None, default=None
         torch threads, as ``ElmoVectorizer``'s.
     random_state : int, RandomState instance or None, default=None
-        Seeds fine-tuning (the probe's folds, dropout, the order of the batches) and an
-        adaptation or pretraining; None fine-tunes with a fixed seed (the same texts and
-        labels, the same model: the candidates of a search share it), as
-        ``ElmoVectorizer``'s label-free draws.
+        Seeds fine-tuning (the probe's folds, dropout, the order of the batches), the
+        vectorizer's draws (the bag's sample), the head's folds, and an adaptation or
+        pretraining; None fixes every seed (the same texts and labels, the same model:
+        the candidates of a search share it), as ``ElmoVectorizer``'s label-free draws.
     verbose : bool, default=False
         Progress bars with time left (pretraining, adaptation, fine-tuning).
 
@@ -87,16 +98,18 @@ class ElmoClassifier(TextEstimatorMixin, ClassifierMixin, BaseEstimator):
     bilm_ : BiLM
         The fine-tuned biLM (the pretrained one where no epoch beat the probe, with
         ``early_stopping``).
+    vectorizer_ : ElmoVectorizer
+        Fitted on ``X`` over ``bilm_`` (its defaults otherwise): the document features
+        the head reads.
     classes_ : ndarray of shape (n_classes,)
-    coef_ : ndarray of shape (n_classes, n_features)
-        The head's weights on the standardised pooled features (one row per class, a
-        softmax over them).
-    intercept_ : ndarray of shape (n_classes,)
-    pooled_mean_, pooled_scale_ : ndarray of shape (n_features,)
-        The standardisation of the pooled features (the training texts' mean and
-        spread under the pretrained biLM).
+    coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
+        The head's weights on ``vectorizer_``'s features (one row for two classes, as
+        ``LogisticRegression``'s).
+    intercept_ : ndarray of shape (1,) or (n_classes,)
+    C_ : float
+        The head's C (chosen, or ``C``).
     history_ : list of dict
-        One record per epoch (epoch 0: the probe).
+        One record per epoch of fine-tuning (epoch 0: the probe).
     best_epoch_ : int
 
     Examples
@@ -117,8 +130,8 @@ class ElmoClassifier(TextEstimatorMixin, ClassifierMixin, BaseEstimator):
     def __init__(self, bilm="en-base", *, adapt_epochs=0, epochs=3, learning_rate=1e-3,
                  decay=2.6, gradual_unfreezing=True, dropout=0.1, C=None,
                  early_stopping=False, validation_fraction=0.1, batch_size=32,
-                 class_weight=None, device="auto", cache_dir="auto", n_threads=None,
-                 random_state=None, verbose=False):
+                 class_weight=None, device="auto", cache_dir="auto", n_jobs=None,
+                 n_threads=None, random_state=None, verbose=False):
         self.bilm = bilm
         self.adapt_epochs = adapt_epochs
         self.epochs = epochs
@@ -133,6 +146,7 @@ class ElmoClassifier(TextEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.class_weight = class_weight
         self.device = device
         self.cache_dir = cache_dir
+        self.n_jobs = n_jobs
         self.n_threads = n_threads
         self.random_state = random_state
         self.verbose = verbose
@@ -152,6 +166,7 @@ class ElmoClassifier(TextEstimatorMixin, ClassifierMixin, BaseEstimator):
         "class_weight": [dict, StrOptions({"balanced"}), None],
         "device": [TorchDevices()],
         "cache_dir": [str, os.PathLike, None],
+        "n_jobs": [Integral, None],
         "n_threads": N_THREADS_CONSTRAINTS,
         "random_state": ["random_state"],
         "verbose": ["verbose"],
@@ -176,9 +191,17 @@ class ElmoClassifier(TextEstimatorMixin, ClassifierMixin, BaseEstimator):
         tags.target_tags.required = True
         return tags
 
-    def _settings(self, random_state) -> dict:
+    def _seeds(self) -> tuple[int, int, int | None]:
+        """Seeds of fine-tuning, of the head's folds and of the vectorizer's label-free
+        draws: fixed where ``random_state`` is None (the same texts and labels, the same
+        model: the candidates of a search share it)."""
+        if self.random_state is None:
+            return 0, 0, None
+        tune, head, vectorizer = check_random_state(self.random_state).randint(2**31 - 1, size=3)
+        return int(tune), int(head), int(vectorizer)
+
+    def _settings(self, seed: int) -> dict:
         """``fine_tune``'s settings: every one that changes the model (the cache key)."""
-        seed = 0 if self.random_state is None else int(random_state.randint(2**31 - 1))
         return _fine_tuning.recipe(
             self.epochs, seed, learning_rate=float(self.learning_rate), decay=float(self.decay),
             gradual_unfreezing=bool(self.gradual_unfreezing), dropout=float(self.dropout),
@@ -220,52 +243,71 @@ class ElmoClassifier(TextEstimatorMixin, ClassifierMixin, BaseEstimator):
         resolver = ElmoVectorizer(self.bilm, adapt_epochs=self.adapt_epochs,
                                   device=self.device, cache_dir=self.cache_dir,
                                   random_state=self.random_state, verbose=self.verbose)
-        random_state = check_random_state(self.random_state)
+        tune_seed, head_seed, vectorizer_seed = self._seeds()
         with ThreadPolicy(self.n_threads, training=True).applied() as threads:
-            base = resolver._pretrained_bilm(documents, random_state, threads)
-            tuned = _fine_tuning.FINE_TUNED.get(base, documents, y,
-                                                 self._settings(random_state),
+            base = resolver._pretrained_bilm(documents, check_random_state(self.random_state),
+                                             threads)
+            tuned = _fine_tuning.FINE_TUNED.get(base, documents, y, self._settings(tune_seed),
                                                  verbose=bool(self.verbose))
         self.bilm_ = tuned.bilm
-        self.classes_ = tuned.classes
-        head = tuned.head
-        self.coef_ = head.linear.weight.detach().cpu().numpy().copy()
-        self.intercept_ = head.linear.bias.detach().cpu().numpy().copy()
-        self.pooled_mean_ = head.mean.cpu().numpy().copy()
-        self.pooled_scale_ = head.scale.cpu().numpy().copy()
         self.history_ = [dict(record) for record in tuned.history]
         self.best_epoch_ = int(tuned.best_epoch)
+        # the head reads the vectorizer's pooling of the fine-tuned biLM (every window,
+        # the bag), not the first-window concat pooling fine-tuning trained on
+        self.vectorizer_ = ElmoVectorizer(self.bilm_, cache_dir=None, n_threads=self.n_threads,
+                                          random_state=vectorizer_seed, verbose=self.verbose)
+        features = self.vectorizer_.fit_transform(documents).astype(np.float64)
+        mean = features.mean(0)  # centred: the solver converges in far fewer iterations
+        head = logistic_regression(None if self.C is None else float(self.C), seed=head_seed,
+                                   class_weight=self.class_weight,
+                                   n_jobs=self.n_jobs).fit(features - mean, y)
+        self.classes_ = head.classes_
+        self.coef_ = head.coef_.copy()
+        # the same scores on uncentred features: the mean folded into the intercept
+        self.intercept_ = head.intercept_ - self.coef_ @ mean
+        self.C_ = float(np.ravel(getattr(head, "C_", self.C))[0])
         return self
 
     def _scores(self, X) -> np.ndarray:
-        """One score per class, ``(n_documents, n_classes)``."""
-        from ..bilm.finetune import class_scores
+        """``(n_documents, n_classes)``, or ``(n_documents, 1)`` for two classes: each
+        row's own product (:func:`~elmofeat.mixes.base.rowwise_product`, one BLAS
+        thread), so that a document's scores never depend on its batch."""
+        from ..mixes.base import one_blas_thread, rowwise_product
 
         check_is_fitted(self, "coef_")
-        documents = validate_documents(X)
-        with ThreadPolicy(self.n_threads).applied():
-            return class_scores(self.bilm_, documents, self.pooled_mean_, self.pooled_scale_,
-                                self.coef_, self.intercept_)
+        features = self.vectorizer_.transform(validate_documents(X)).astype(np.float64)
+        with one_blas_thread():
+            return rowwise_product(features, self.coef_.T) + self.intercept_
 
     def decision_function(self, X) -> np.ndarray:
         """Class scores: ``(n_documents,)`` for two classes (the second class's score
         minus the first's, as scikit-learn's linear classifiers), ``(n_documents,
         n_classes)`` otherwise. A document's scores do not depend on the others."""
         scores = self._scores(X)
-        return scores[:, 1] - scores[:, 0] if len(self.classes_) == 2 else scores
+        return scores[:, 0] if len(self.classes_) == 2 else scores
 
     def predict_proba(self, X) -> np.ndarray:
-        """Class probabilities ``(n_documents, n_classes)``: the softmax of the scores."""
-        from scipy.special import softmax
+        """Class probabilities ``(n_documents, n_classes)``, as ``LogisticRegression``'s
+        (the logistic of the score for two classes, a softmax otherwise)."""
+        from scipy.special import expit, softmax
 
-        return softmax(self._scores(X).astype(np.float64), axis=1)
+        scores = self._scores(X)
+        if len(self.classes_) == 2:
+            positive = expit(scores[:, 0])
+            return np.column_stack([1.0 - positive, positive])
+        return softmax(scores, axis=1)
 
     def predict_log_proba(self, X) -> np.ndarray:
-        from scipy.special import log_softmax
+        from scipy.special import log_expit, log_softmax
 
-        return log_softmax(self._scores(X).astype(np.float64), axis=1)
+        scores = self._scores(X)
+        if len(self.classes_) == 2:
+            return np.column_stack([log_expit(-scores[:, 0]), log_expit(scores[:, 0])])
+        return log_softmax(scores, axis=1)
 
     def predict(self, X) -> np.ndarray:
         """The most likely class of each document."""
         scores = self._scores(X)
+        if len(self.classes_) == 2:
+            return self.classes_[(scores[:, 0] > 0).astype(int)]
         return self.classes_[scores.argmax(1)]

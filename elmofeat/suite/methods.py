@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from .._logistic import C_GRID, logistic_regression
 from .._registry import Registry
 from ..mixes import DEFAULT_LAYER_MIX, get_mix, mix_names
 from .bilms import ADAPT_EPOCHS, BILM_SOURCES, GENERAL_MODEL
@@ -92,12 +93,9 @@ class MethodSpec:
 
 METHODS: Registry[MethodSpec] = Registry("method", MethodSpec, key="key")
 
-#: The C values a row's LogisticRegression chooses from (``MethodSpec.C=None``): four
-#: and a half decades, so that no row's choice stops at an end of the grid. The ELMo
-#: rows with the contextual bag chose 0.01, then the bottom, on most splits of the short
-#: tasks (benchmarks/results/bag_own_bilm.md), and the TF-IDF + ELMo hybrids 10 or 30,
-#: then the top: their features' rows are tens of units long, TF-IDF's one.
-PENALTIES = (0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0)
+#: The C values a row's LogisticRegression chooses from (``MethodSpec.C=None``):
+#: :data:`elmofeat._logistic.C_GRID`, the library's own (``ElmoClassifier``'s head).
+PENALTIES = C_GRID
 #: How the report describes the classifier of a run that searched C.
 CLASSIFIER = ("LogisticRegressionCV(Cs=[" + ", ".join(f"{c:g}" for c in PENALTIES)
               + "], max_iter=3000): C chosen per split by stratified 3-fold cross-validation "
@@ -178,18 +176,8 @@ def classifier(C: float | None, seed: int):
     instead of one process whose BLAS splits each of the solver's small products over
     every core (``benchmarks/classifier_speed.py`` times both)."""
     from joblib import cpu_count
-    from sklearn.linear_model import LogisticRegression, LogisticRegressionCV
-    from sklearn.model_selection import StratifiedKFold
 
-    if C is not None:
-        return LogisticRegression(max_iter=3000, C=C)
-    settings = {}
-    if "use_legacy_attributes" in LogisticRegressionCV().get_params():  # scikit-learn 1.9+
-        # the coming defaults, said now: C_ a float; an L2 penalty as l1_ratio 0
-        settings.update(use_legacy_attributes=False, l1_ratios=(0.0,))
-    return LogisticRegressionCV(Cs=list(PENALTIES), max_iter=3000, scoring="accuracy",
-                                cv=StratifiedKFold(3, shuffle=True, random_state=seed),
-                                n_jobs=min(3, cpu_count()), **settings)
+    return logistic_regression(C, Cs=PENALTIES, seed=seed, n_jobs=min(3, cpu_count()))
 
 
 def make_model(method: MethodSpec, context: Context):
