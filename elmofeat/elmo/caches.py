@@ -35,6 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .made_once import MadeOnce
 from .._file_lock import shared_lock
 from .._version import __version__ as _VERSION
 from .._files import remove_stale_temporaries
@@ -174,15 +175,7 @@ class BiLMCache:
     """Pretrained biLMs by key: memory first, then the cache folder (if any)."""
 
     def __init__(self):
-        self._memory: OrderedDict = OrderedDict()
-        self._lock = threading.Lock()  # guards _memory and _pending
-        self._pending: dict = {}  # key -> the lock of the thread pretraining it
-
-    def _remember(self, key, bilm):
-        self._memory[key] = bilm
-        self._memory.move_to_end(key)
-        while len(self._memory) > _MEMORY_BILMS:
-            self._memory.popitem(last=False)
+        self._memory = MadeOnce(_MEMORY_BILMS)
 
     def fitted(self, bilm, documents, folder: Path | None, threads=None):
         """``bilm`` pretrained on ``documents``, from a cache when possible.
@@ -245,27 +238,13 @@ class BiLMCache:
         file of the cache folder may carry; ``matches`` then checks it is that one."""
         if key is None:
             return make()
-        with self._lock:
-            if key in self._memory:
-                self._memory.move_to_end(key)
-                return self._memory[key]
-            pending = self._pending.setdefault(key, threading.Lock())
-        # Threads asking for the same model wait for the one that makes it.
-        with pending:
-            with self._lock:
-                if key in self._memory:
-                    return self._memory[key]
-            try:
-                fitted = self._make_or_load(key, make, n_documents, folder, device, matches,
-                                            token_pattern)
-            finally:
-                with self._lock:
-                    self._pending.pop(key, None)
+
+        def made():
             from ..bilm import sharing  # lazily: elmofeat's import loads no torch
 
-            with self._lock:
-                self._remember(key, sharing.share(fitted))
-            return fitted
+            return sharing.share(self._make_or_load(key, make, n_documents, folder, device,
+                                                    matches, token_pattern))
+        return self._memory.get(key, made)
 
     def _make_or_load(self, key, make, n_documents, folder, device, matches,
                       token_pattern=None):
@@ -316,8 +295,7 @@ class BiLMCache:
         return fitted
 
     def clear(self):
-        with self._lock:
-            self._memory.clear()
+        self._memory.clear()
 
 
 class RepresentationCache:

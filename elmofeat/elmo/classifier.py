@@ -11,6 +11,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
 from . import fine_tuning as _fine_tuning
+from .resolution import resolve_bilm
 from .._base import TextEstimatorMixin
 from .._logistic import logistic_regression
 from .._param_validation import (Integral, Interval, Real, StrOptions, TorchDevices,
@@ -176,10 +177,10 @@ class ElmoClassifier(TextEstimatorMixin, ClassifierMixin, BaseEstimator):
         # a fitted biLM is shared by clones (as ElmoVectorizer's), not copied
         from sklearn.base import clone
 
-        from .vectorizer import _is_fitted_bilm
+        from .resolution import is_fitted_bilm
 
         params = self.get_params(deep=False)
-        if not _is_fitted_bilm(self.bilm):
+        if not is_fitted_bilm(self.bilm):
             params["bilm"] = clone(self.bilm, safe=False)
         return type(self)(**params)
 
@@ -239,14 +240,11 @@ class ElmoClassifier(TextEstimatorMixin, ClassifierMixin, BaseEstimator):
         if len(np.unique(y)) < 2:
             raise ValueError(f"y has a single class ({y[0]!r}): a classifier needs at least "
                              "two")
-        # the biLM as ElmoVectorizer resolves it: loaded, pretrained or adapted, cached
-        resolver = ElmoVectorizer(self.bilm, adapt_epochs=self.adapt_epochs,
-                                  device=self.device, cache_dir=self.cache_dir,
-                                  random_state=self.random_state, verbose=self.verbose)
         tune_seed, head_seed, vectorizer_seed = self._seeds()
         with ThreadPolicy(self.n_threads, training=True).applied() as threads:
-            base = resolver._pretrained_bilm(documents, check_random_state(self.random_state),
-                                             threads)
+            # the biLM as ElmoVectorizer resolves it: loaded, pretrained or adapted, cached
+            base = resolve_bilm(self, documents, check_random_state(self.random_state),
+                                threads)
             tuned = _fine_tuning.FINE_TUNED.get(base, documents, y, self._settings(tune_seed),
                                                  verbose=bool(self.verbose))
         self.bilm_ = tuned.bilm

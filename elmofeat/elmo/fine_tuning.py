@@ -18,14 +18,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import threading
-from collections import OrderedDict
 
 import joblib
 import numpy as np
 
 from .._version import __version__ as _VERSION
 from .caches import documents_digest, model_identity
+from .made_once import MadeOnce
 
 #: Where the estimators' recipe departs from ``fine_tune``'s own defaults: every row
 #: trains and the last epoch is kept (on CR, held-out early stopping kept the probe on
@@ -56,10 +55,7 @@ class FineTunedCache:
     out; never on disk."""
 
     def __init__(self, max_models: int = 32):
-        self.max_models = max_models
-        self._memory: OrderedDict = OrderedDict()
-        self._lock = threading.Lock()
-        self._pending: dict = {}
+        self._memory = MadeOnce(max_models)
 
     @staticmethod
     def key(base, texts, labels, settings: dict) -> str | None:
@@ -80,31 +76,16 @@ class FineTunedCache:
         key = self.key(base, texts, labels, settings)
         if key is None:
             return fine_tune(base, texts, labels, **settings, verbose=verbose)
-        with self._lock:
-            if key in self._memory:
-                self._memory.move_to_end(key)
-                return self._memory[key]
-            pending = self._pending.setdefault(key, threading.Lock())
-        with pending:  # threads asking for the same model wait for the one making it
-            with self._lock:
-                if key in self._memory:
-                    return self._memory[key]
-            try:
-                tuned = fine_tune(base, texts, labels, **settings, verbose=verbose)
-            finally:
-                with self._lock:
-                    self._pending.pop(key, None)
+
+        def made():
+            tuned = fine_tune(base, texts, labels, **settings, verbose=verbose)
             if tuned.bilm is not base:  # read-only to every estimator that gets it
                 sharing.share(tuned.bilm, source=sharing.CACHED)
-            with self._lock:
-                self._memory[key] = tuned
-                while len(self._memory) > self.max_models:
-                    self._memory.popitem(last=False)
             return tuned
+        return self._memory.get(key, made)
 
     def clear(self):
-        with self._lock:
-            self._memory.clear()
+        self._memory.clear()
 
 
 FINE_TUNED = FineTunedCache()

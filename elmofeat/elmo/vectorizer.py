@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import numpy as np
 from joblib import Parallel, delayed, effective_n_jobs
@@ -16,14 +15,13 @@ from . import (bag as _bag, caches as _bilm_cache, fine_tuning as _fine_tuning, 
                references)
 from .._base import BaseTextVectorizer
 from .labels import fit_targets
+from .resolution import is_fitted_bilm, resolve_bilm
 from .transform import CHUNK, chunks, document_features, transform_part
-from .._paths import default_cache_dir
 from .._param_validation import (Integral, Interval, Real, RegisteredOptions, StrOptions,
                                 TorchDevices, fit_context, positive_int)
 from ..text import validate_documents
 from ..runtime.malloc import reuse_large_blocks
 from ..runtime.threads import N_THREADS_CONSTRAINTS, ThreadPolicy
-from ..runtime.torch_helpers import resolve_device
 from ..bilm import BiLM
 from ..mixes import DEFAULT_LAYER_MIX, get_mix, mix_names
 from ..mixes.base import MixData, MixSettings, layer_spread, pool_layers
@@ -35,10 +33,6 @@ _SPREAD_SAMPLE = 2048
 #: ``s**2``): ``LogisticRegression()``'s ``C=1`` then lands nearest the best C over the
 #: development suite (``benchmarks/default_c.py``; unscaled it lost 1.61 points on average).
 FEATURE_SCALE = 0.1 ** 0.5
-
-
-def _is_fitted_bilm(bilm) -> bool:
-    return bilm is not None and hasattr(bilm, "language_model_")
 
 
 
@@ -367,7 +361,7 @@ class ElmoVectorizer(references.PicklingMixin, BaseTextVectorizer):
     def __sklearn_clone__(self):
         # Clones share a fitted biLM (as FrozenEstimator does) instead of getting an
         # unfitted copy that would pretrain again.
-        bilm = self.bilm if _is_fitted_bilm(self.bilm) else clone(self.bilm, safe=False)
+        bilm = self.bilm if is_fitted_bilm(self.bilm) else clone(self.bilm, safe=False)
         return self._clone_sharing(bilm=bilm)
 
     def set_params(self, **params):
@@ -389,7 +383,7 @@ class ElmoVectorizer(references.PicklingMixin, BaseTextVectorizer):
                 "parameters (max_len, batch_size...), bilm=BiLM(...) to pretrain on your "
                 "texts, or search over bilm itself, e.g. "
                 "{'elmo__bilm': ['en-base', BiLM(hidden_dim=128)]}")
-        if nested and _is_fitted_bilm(bilm):  # copy on write, the given one too
+        if nested and is_fitted_bilm(bilm):  # copy on write, the given one too
             if "bilm" in params:
                 params = {**params, "bilm": bilm.shared_copy()}
             else:
@@ -467,50 +461,6 @@ class ElmoVectorizer(references.PicklingMixin, BaseTextVectorizer):
             raise ValueError("mix_weights is only used with "
                              + " or ".join(f"layer_mix={name!r}" for name in readers))
 
-    def _cache_folder(self):
-        """Where pretrained and adapted biLMs are kept across processes: only a
-        vectorizer seeded with an int writes there. A RandomState draws a new seed at
-        every fit, so its biLMs would never be asked for again (each fit would add a
-        file of tens of MB)."""
-        if self.cache_dir is None or isinstance(self.random_state, np.random.RandomState):
-            return None
-        if isinstance(self.cache_dir, str) and self.cache_dir == "auto":
-            return default_cache_dir()
-        return Path(self.cache_dir)
-
-    def _child_seed(self, random_state):
-        """The seed of a biLM this vectorizer pretrains or adapts: None when the
-        vectorizer is unseeded, so that every fit on the same texts (the candidates of a
-        search) shares one biLM in this process and none is written to ``cache_dir``
-        under a seed that no later fit would draw again."""
-        if self.random_state is None:
-            return None
-        return int(random_state.randint(2**31 - 1))
-
-    def _pretrained_bilm(self, documents, random_state, threads):
-        bilm = self.bilm
-        if isinstance(bilm, (str, os.PathLike)):
-            device = "cpu" if isinstance(self.device, str) and self.device == "auto" else self.device
-            bilm = _bilm_cache.shared_pretrained(bilm, device=device)
-        if _is_fitted_bilm(bilm):
-            if not (isinstance(self.device, str) and self.device == "auto"):
-                target = resolve_device(self.device)
-                if next(bilm.language_model_.parameters()).device != target:
-                    bilm = bilm.copy_to(self.device)
-            if not self.adapt_epochs:
-                return bilm
-            params = {"max_epochs": self.adapt_epochs,
-                      "random_state": self._child_seed(random_state),
-                      "verbose": self.verbose or bilm.verbose}
-            return _bilm_cache.BILMS.adapted(bilm, documents, params, self._cache_folder(),
-                                             threads)
-        if self.adapt_epochs:
-            raise ValueError("adapt_epochs continues the pretraining of a pretrained biLM: "
-                             "give bilm a pretrained model's name or path, or a fitted BiLM")
-        bilm = bilm if bilm is not None else BiLM(random_state=self._child_seed(random_state))
-        bilm = clone(bilm).set_params(device=self.device, verbose=self.verbose or bilm.verbose)
-        return _bilm_cache.BILMS.fitted(bilm, documents, self._cache_folder(), threads)
-
     def _layers(self, documents, threads, token_lists=None):
         """Representations for fitting: kept in the process cache for reuse (the other
         candidates of a search, cross-fitting); ``token_lists``: the documents' tokens
@@ -579,7 +529,7 @@ class ElmoVectorizer(references.PicklingMixin, BaseTextVectorizer):
                               cv=self.cv if cross_fit else None)
         random_state = check_random_state(self.random_state)
         # The biLM learns from every text, labelled or not.
-        self.bilm_ = self._pretrained_bilm(documents, random_state, threads)
+        self.bilm_ = resolve_bilm(self, documents, random_state, threads)
         seed = int(random_state.randint(2**31 - 1))
         # The label-free draws (the spread's sample, the bag's sample and k-means) are
         # seeded even with random_state=None: the same texts give the same features, as
