@@ -234,7 +234,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--datasets", nargs="+", default=["ag_news", "cr"], choices=["ag_news", "cr"])
     parser.add_argument("--folds", type=int, default=None,
-                        help="folds (default: the suite's, 5 each)")
+                        help="folds (default: the suite's: AG News 3, CR 5)")
     parser.add_argument("--data-home", default=None)
     parser.add_argument("--rows", nargs="+", choices=ROWS, default=list(ROWS),
                         help="rows to run (default: all)")

@@ -61,21 +61,39 @@ def test_every_split_scores_every_method(results):
 def test_the_default_run_leaves_out_the_ablations_and_the_glove_started_elmo_rows():
     assert BenchmarkSettings().run_methods == default_methods()
     assert "elmo-frozen" in default_methods() and "elmo-mlp" in default_methods()
-    # the general model: its default mix, adapted, and its hybrid; its other mixes on request
-    assert {f"general-{DEFAULT_LAYER_MIX}", "general-adapted", "general-hybrid"} <= set(
+    # the general model: its default mix, fine-tuned, and its hybrid; its other mixes and
+    # the adapted row on request
+    assert {f"general-{DEFAULT_LAYER_MIX}", "general-finetuned", "general-hybrid"} <= set(
         default_methods())
     other_mixes = {f"general-{mix}" for mix in mix_names()} - {f"general-{DEFAULT_LAYER_MIX}"}
     assert other_mixes and not other_mixes & set(default_methods())
     assert other_mixes <= set(BenchmarkSettings(methods=("general",)).run_methods)
     left_out = set(METHODS.names()) - set(default_methods()) - other_mixes
     assert left_out and all(m.startswith("elmo-glove") or m.endswith(("-unscaled", "-search"))
-                            or m == "tfidf-c10" for m in left_out)
+                            or m in ("tfidf-c10", "general-adapted") for m in left_out)
     # the general rows name the shipped model they read
     assert all(GENERAL_MODEL in METHODS[m].label for m in METHODS.names()
                if METHODS[m].bilm in ("general", "adapted"))
     assert "minilm" in default_methods() and "tfidf" in default_methods()
     assert {"hybrid-search", "general-hybrid-search"} <= left_out
-    assert BenchmarkSettings().bilms() == ("default", "general", "adapted")
+    assert BenchmarkSettings().bilms() == ("default", "general")
+
+
+def test_the_reproduction_runs_on_ag_news_alone_and_only_there_pretrains_a_biLM():
+    """Issue 70: SVD, skip-gram, the split's own biLM with its mixes and its hybrid (the
+    experiment elmofeat grew from) run by default on AG News only; a task without them
+    pretrains no biLM of its own. --methods runs them everywhere."""
+    reproduction = {"svd", "skipgram", "hybrid", *(f"elmo-{mix}" for mix in mix_names())}
+    settings = BenchmarkSettings()
+    assert reproduction <= set(settings.methods_for("ag_news"))
+    assert settings.bilms("ag_news") == ("default", "general")
+    for task in ("r8", "cr", "mpqa", "20ng"):
+        assert not reproduction & set(settings.methods_for(task))
+        assert {"tfidf", "minilm", "general-finetuned"} <= set(settings.methods_for(task))
+        assert settings.bilms(task) == ("general",)
+    named = BenchmarkSettings(methods=("svd", "elmo", "tfidf"))
+    assert set(named.methods_for("cr")) == set(named.methods_for("ag_news"))
+    assert named.bilms("cr") == ("default",)
 
 
 def test_every_row_chooses_C_by_inner_cross_validation_unless_it_fixes_it(results):
@@ -224,7 +242,7 @@ def test_settings_are_checked():
     assert BenchmarkSettings(methods=("anchors",)).bilms() == ()
     full = BenchmarkSettings()
     assert full.bilm_params() == {} and full.mix_params() == {}  # the suite uses defaults
-    assert [full.n_folds(d) for d in full.datasets] == [5, None, 5, 5, None]
+    assert [full.n_folds(d) for d in full.datasets] == [3, None, 5, 5, None]
 
 
 def test_benchmark_command_without_a_bilm(data_home, tmp_path, capsys):
@@ -260,6 +278,27 @@ def test_targets_are_checked_against_the_better_tfidf_row():
     frozen = [c for c in evaluate_targets(summary, {"ag_news": "AG"})
               if c.target.startswith("every ELMo mix") and "frozen" in c.detail]
     assert len(frozen) == 1 and not frozen[0].met and "-0.0100" in frozen[0].detail
+
+
+def test_the_fine_tuned_rows_targets_apply_to_the_tasks_issue_70_set_them_for():
+    from elmofeat.suite.targets import evaluate_targets
+
+    def stat(value):
+        return {"accuracy": {"mean": value, "std": 0.0}}
+
+    row = {"tfidf": stat(0.80), "minilm": stat(0.84), f"general-{DEFAULT_LAYER_MIX}": stat(0.83),
+           "general-finetuned": stat(0.82)}
+    tasks = ("ag_news", "r8", "cr", "20ng")
+    checks = evaluate_targets({t: row for t in tasks}, {t: t for t in tasks})
+    fine_tuned = {(c.task, c.target.split(") ", 1)[1]): c.met for c in checks
+                  if c.target.startswith("fine-tuned")}
+    assert fine_tuned == {
+        ("ag_news", "at or above all-MiniLM-L6-v2"): False,
+        ("ag_news", "1 point above TF-IDF"): True,
+        ("cr", "at or above all-MiniLM-L6-v2"): False,
+        ("cr", "1 point above TF-IDF"): True,
+        ("r8", "at or above TF-IDF"): True,
+        ("20ng", "at or above the default ElmoVectorizer"): False}
 
 
 def test_a_stopped_run_resumes_from_its_finished_splits(data_home, tmp_path, monkeypatch):
@@ -433,6 +472,19 @@ def test_a_default_run_counts_only_the_default_rows_and_their_biLMs():
     # on both splits; its other mixes, the GloVe-started rows and their biLM are not in a
     # default run
     assert default_run_seconds(results) == pytest.approx(2 * (60 + 60 + 1))
+
+
+def test_a_default_run_counts_the_reproduction_and_its_biLM_on_ag_news_only():
+    from elmofeat.suite.report import default_run_seconds
+
+    split = {"methods": {"tfidf": {"accuracy": 0.8, "seconds": 1.0},
+                         "svd": {"accuracy": 0.8, "seconds": 10.0}},
+             "bilms": {"default": {"seconds": 100.0}, "general": {"seconds": 1.0}}}
+    results = {"settings": {}, "datasets": {key: {"title": key, "splits": [split]}
+                                            for key in ("ag_news", "cr")}}
+    # AG News: every step; CR: TF-IDF and the general model only (a --methods run put
+    # SVD and its biLM there)
+    assert default_run_seconds(results) == pytest.approx((1 + 10 + 100 + 1) + (1 + 1))
 
 
 def test_the_report_comparison_ignores_timings_and_finds_a_changed_result(tmp_path):

@@ -243,11 +243,16 @@ def render_markdown(results: dict, summary: dict, figures: dict) -> str:
         "(stratified 3-fold, training documents only) on the split's pretrained biLM. "
         f"Seed {settings['seed']}."
         + (f" Overrides for this run: {_overrides(settings)}." if _overrides(settings) else ""))
+    restricted: dict[tuple, list[str]] = {}  # one line per set of tasks
     for method, tasks in settings.get("only_on", {}).items():
-        label = METHODS[method].label if method in METHODS else method
+        restricted.setdefault(tuple(tasks), []).append(method)
+    for tasks, methods in restricted.items():
+        labels = "; ".join(METHODS[m].label if m in METHODS else m for m in methods)
         names = ", ".join(results["datasets"][k]["title"] for k in tasks
                           if k in results["datasets"])
-        out.append(f"\n{label}: on {names} only (its row's cost; `--methods {method}` "
+        out.append(f"\n{labels}: on {names} only (their cost; `--methods "
+                   f"{' '.join(methods)}` runs them on every task)." if len(methods) > 1 else
+                   f"\n{labels}: on {names} only (its row's cost; `--methods {methods[0]}` "
                    "runs it on every task).")
     for key, reason in results.get("skipped_methods", {}).items():
         label = METHODS[key].label if key in METHODS else key
@@ -286,12 +291,17 @@ def default_run_seconds(results: dict) -> float:
     default methods has, summed over every split of the results."""
     from .settings import BenchmarkSettings
 
-    defaults = default_methods()
-    bilms = BenchmarkSettings(methods=defaults).bilms()
-    return float(sum(
-        sum(row["seconds"] for method, row in split["methods"].items() if method in defaults)
-        + sum(row["seconds"] for which, row in split.get("bilms", {}).items() if which in bilms)
-        for dataset in results["datasets"].values() for split in dataset["splits"]))
+    default = BenchmarkSettings(datasets=[k for k in results["datasets"] if k in TASKS] or None)
+    total = 0.0
+    for key, dataset in results["datasets"].items():
+        known = key in TASKS  # a task the registry lost keeps every default row
+        methods = default.methods_for(key) if known else default_methods()
+        bilms = default.bilms(key) if known else default.bilms()
+        total += sum(sum(row["seconds"] for method, row in split["methods"].items()
+                         if method in methods)
+                     + sum(row["seconds"] for which, row in split.get("bilms", {}).items()
+                           if which in bilms) for split in dataset["splits"])
+    return float(total)
 
 
 def _joined_methods(added: dict, later_runs: list) -> str:

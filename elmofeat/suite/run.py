@@ -262,7 +262,7 @@ def run_benchmark(settings, data_home=None, progress=True, log=print, splits_dir
     tasks = []  # (dataset, split index, task, estimated seconds)
     for dataset in datasets:
         for index, split in enumerate(dataset.splits):
-            for which in settings.bilms():
+            for which in settings.bilms(dataset.key):
                 tasks.append((dataset.key, index, f"bilm-{which}",
                               _estimate(f"bilm-{which}", split, settings)))
             for method in settings.methods_for(dataset.key):
@@ -309,7 +309,7 @@ def run_benchmark(settings, data_home=None, progress=True, log=print, splits_dir
                 context = Context(seed=seed, settings=settings, glove=glove)
                 where = f"[{dataset.title} {split.name}]"
                 entry["bilms"] = {}
-                for which in settings.bilms():
+                for which in settings.bilms(dataset.key):
                     start = time.perf_counter()
                     source = BILM_SOURCES[which]
                     bilm = context.bilms[which] = source.make(settings, glove, seed,
@@ -369,6 +369,10 @@ def _evaluate(key, context, split, n_classes) -> dict:
     if method.grid is not None:
         row["best_params"] = model.best_params_
         model = model.best_estimator_
+    if method.end_to_end:  # a whole classifier: its own head
+        if hasattr(model, "C_"):
+            row["C"] = float(np.ravel(model.C_)[0])
+        return row
     if hasattr(model[-1], "C_"):  # LogisticRegressionCV: the C it chose
         row["C"] = float(np.ravel(model[-1].C_)[0])
     vectorizer = model[0]

@@ -234,10 +234,13 @@ class BenchmarkSettings:
         return cls(**{"only_on": {}, **{k: v for k, v in data.items() if k not in sizes}},
                    sizes={k: v for k, v in data.items() if k in sizes and v is not None})
 
-    def bilms(self) -> tuple[str, ...]:
+    def bilms(self, dataset: str | None = None) -> tuple[str, ...]:
         """The biLMs the methods need per split, in the order of
-        :data:`~elmofeat.suite.bilms.BILM_SOURCES` (the order they are made in)."""
-        needed = {METHODS[m].bilm for m in self.run_methods} - {None}
+        :data:`~elmofeat.suite.bilms.BILM_SOURCES` (the order they are made in): of the
+        methods of ``dataset`` (:meth:`methods_for`), or of every task's (None). A task
+        whose rows read no biLM of its own pretrains none."""
+        methods = self.run_methods if dataset is None else self.methods_for(dataset)
+        needed = {METHODS[m].bilm for m in methods} - {None}
         return tuple(b for b in BILM_SOURCES if b in needed)
 
     @property
