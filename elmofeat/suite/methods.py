@@ -374,7 +374,8 @@ register_method(MethodSpec(
     _fine_tuned("general"), bilm="general", cost_per_token=593e-6, groups=("general",),
     end_to_end=True))
 # Adapted, with ElmoVectorizer's default mix: against general-<that mix>, what one epoch
-# on the split's texts is worth. Not in a default run: in docs/report's run it was level
+# on the split's texts is worth. Not in a default run: in the 2026-11-28 report's run
+# (benchmarks/results/suite_report_2026_11_28.md) it was level
 # with the unadapted row on every task (AG News 0.8874 against 0.8846, R8 0.9698 against
 # 0.9689, CR 0.7989 against 0.8016, MPQA 0.8717 against 0.8755, 20 Newsgroups 0.5683
 # against 0.5600: no difference reaches a point, either way) and with its adaptation took 18

@@ -190,7 +190,7 @@ def _newsgroups(home):
 # AG News: 3 folds (5 before issue 70). AG News alone carries the reproduction of the
 # experiment elmofeat grew from (a biLM pretrained per split, its MLP mix cross-fitted
 # six times, skip-gram) and with the fine-tuned row its 5 folds would take 121 minutes
-# of the measured run in docs/report (AMD EPYC, 2 cores), past the suite's 2 hours on
+# of the 2026-11-28 report's measured run (AMD EPYC, 2 cores), past the suite's 2 hours on
 # their own; 3 folds still test every one of the 7,600 documents once.
 register_task(TaskSpec(
     "ag_news", "AG News", _ag_news,
