@@ -17,8 +17,8 @@ OUTPUT = Path(__file__).resolve().parent / "api.md"
 PUBLIC = [
     ("elmofeat", ["ElmoVectorizer", "ElmoClassifier", "BiLM", "SVDVectorizer", "SkipGramVectorizer",
                   "WordVectorsVectorizer",
-                  "make_hybrid", "dump", "load", "set_config", "get_config", "config_context",
-                  "clear_caches", "limit_openmp_spinning"]),
+                  "make_hybrid", "StackingVectorizer", "dump", "load", "set_config", "get_config",
+                  "config_context", "clear_caches", "limit_openmp_spinning"]),
     ("elmofeat.bilm.finetune", ["fine_tune"]),
     ("elmofeat.bilm.distillation", ["distill", "DocumentHead", "Distilled",
                                     "measure_layer_scales"]),

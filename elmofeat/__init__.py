@@ -20,12 +20,14 @@ _EXPORTS = {
     "ElmoVectorizer": ".elmo.vectorizer",
     "SVDVectorizer": ".wordvectors.svd",
     "SkipGramVectorizer": ".wordvectors.skipgram",
+    "StackingVectorizer": ".stacking",
     "WordVectorsVectorizer": ".wordvectors.pretrained",
     "make_hybrid": ".hybrid",
 }
 __getattr__, __dir__ = lazy_attributes(__name__, _EXPORTS, globals())
 
-__all__ = ["BiLM", "ElmoClassifier", "ElmoVectorizer", "SVDVectorizer", "SkipGramVectorizer", "WordVectorsVectorizer",
+__all__ = ["BiLM", "ElmoClassifier", "ElmoVectorizer", "SVDVectorizer", "SkipGramVectorizer",
+           "StackingVectorizer", "WordVectorsVectorizer",
            "__version__",
            "clear_caches", "config_context", "dump", "get_config", "limit_openmp_spinning", "load",
            "make_hybrid", "set_config"]

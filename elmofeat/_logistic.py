@@ -14,10 +14,13 @@ C_GRID = (0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0)
 
 
 def logistic_regression(C: float | None = None, *, Cs=C_GRID, seed: int = 0,
-                        class_weight=None, max_iter: int = 3000, n_jobs=None):
+                        class_weight=None, max_iter: int = 3000, n_jobs=None,
+                        scoring: str = "accuracy"):
     """An unfitted ``LogisticRegression(C=C)`` or, with ``C=None``, a
-    ``LogisticRegressionCV`` that chooses C from ``Cs`` by accuracy over stratified
-    3-fold cross-validation (shuffled with ``seed``) on the rows it is fitted on.
+    ``LogisticRegressionCV`` that chooses C from ``Cs`` by ``scoring`` (accuracy, or
+    ``"neg_log_loss"`` where the scores themselves are used, not only the argmax) over
+    stratified 3-fold cross-validation (shuffled with ``seed``) on the rows it is fitted
+    on.
 
     On scikit-learn 1.9 and later the search states its coming defaults (``C_`` a float,
     an L2 penalty as ``l1_ratio`` 0), so that it warns nothing in the user's process.
@@ -37,5 +40,5 @@ def logistic_regression(C: float | None = None, *, Cs=C_GRID, seed: int = 0,
     if "use_legacy_attributes" in LogisticRegressionCV().get_params():  # scikit-learn 1.9+
         settings.update(use_legacy_attributes=False, l1_ratios=(0.0,))
     return LogisticRegressionCV(Cs=list(Cs), cv=StratifiedKFold(3, shuffle=True, random_state=seed),
-                                max_iter=max_iter, scoring="accuracy", class_weight=class_weight,
+                                max_iter=max_iter, scoring=scoring, class_weight=class_weight,
                                 random_state=seed, n_jobs=n_jobs, **settings)

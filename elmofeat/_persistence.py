@@ -29,6 +29,7 @@ TRUSTED_TYPES = (
     "elmofeat.elmo.vectorizer.ElmoVectorizer",
     "elmofeat.elmo.bag.ContextualBag",
     "elmofeat.hybrid.FeatureUnion",
+    "elmofeat.stacking.StackingVectorizer",
     "elmofeat.wordvectors.svd.SVDVectorizer",
     "elmofeat.wordvectors.skipgram.SkipGramVectorizer",
     "elmofeat.wordvectors.pretrained.WordVectorsVectorizer",

@@ -70,7 +70,8 @@ def test_the_default_run_leaves_out_the_ablations_and_the_glove_started_elmo_row
     assert other_mixes <= set(BenchmarkSettings(methods=("general",)).run_methods)
     left_out = set(METHODS.names()) - set(default_methods()) - other_mixes
     assert left_out and all(m.startswith("elmo-glove") or m.endswith(("-unscaled", "-search"))
-                            or m in ("tfidf-c10", "general-adapted") for m in left_out)
+                            or m in ("tfidf-c10", "general-adapted", "general-stacked")
+                            for m in left_out)
     # the general rows name the shipped model they read
     assert all(GENERAL_MODEL in METHODS[m].label for m in METHODS.names()
                if METHODS[m].bilm in ("general", "adapted"))
@@ -299,6 +300,34 @@ def test_the_fine_tuned_rows_targets_apply_to_the_tasks_issue_70_set_them_for():
         ("cr", "1 point above TF-IDF"): True,
         ("r8", "at or above TF-IDF"): True,
         ("20ng", "at or above the default ElmoVectorizer"): False}
+
+
+def test_the_stacked_hybrid_is_held_to_the_better_of_its_own_blocks():
+    from elmofeat.suite.targets import evaluate_targets
+
+    def stat(value):
+        return {"accuracy": {"mean": value, "std": 0.0}}
+
+    default = f"general-{DEFAULT_LAYER_MIX}"
+    summary = {
+        # TF-IDF the better block: the stack above the default but below TF-IDF misses
+        "20ng": {"tfidf": stat(0.69), default: stat(0.56), "minilm": stat(0.70),
+                 "general-stacked": stat(0.68)},
+        # the default the better block: above it, and a point above TF-IDF
+        "mpqa": {"tfidf": stat(0.858), default: stat(0.875), "minilm": stat(0.875),
+                 "general-stacked": stat(0.880)},
+        # a run without the default row has no "better block" to compare with
+        "cr": {"tfidf": stat(0.79), "minilm": stat(0.82), "general-stacked": stat(0.80)}}
+    checks = {(c.task, c.target): c for c in evaluate_targets(summary, {t: t for t in summary})
+              if c.target.startswith("stacked")}
+    better = "stacked hybrid at or above the better of its blocks"
+    assert not checks[("20ng", better)].met
+    assert "vs the better block 0.6900" in checks[("20ng", better)].detail
+    assert checks[("mpqa", better)].met and "vs the better block 0.8750" in checks[
+        ("mpqa", better)].detail
+    assert checks[("mpqa", "stacked hybrid 1 point above TF-IDF")].met
+    assert checks[("mpqa", "stacked hybrid at or above all-MiniLM-L6-v2")].met
+    assert ("cr", better) not in checks and ("cr", "stacked hybrid 1 point above TF-IDF") in checks
 
 
 def test_a_stopped_run_resumes_from_its_finished_splits(data_home, tmp_path, monkeypatch):

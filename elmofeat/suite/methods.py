@@ -268,6 +268,21 @@ def _hybrid_of(which):
     return make
 
 
+def _stacked_of(which):
+    def make(context):
+        from sklearn.feature_extraction.text import TfidfVectorizer
+
+        from ..elmo.vectorizer import ElmoVectorizer
+        from ..stacking import StackingVectorizer
+
+        # its blocks are the rows "tfidf" and "general-<default mix>", so that the report
+        # pairs it with the better of its own blocks
+        elmo = ElmoVectorizer(context.bilms[which], cache_dir=None, random_state=context.seed)
+        return StackingVectorizer([("tfidf", TfidfVectorizer(sublinear_tf=True)),
+                                   ("elmo", elmo)], random_state=context.seed)
+    return make
+
+
 # Estimated seconds per token of the ELMo rows by mix (a registered mix not listed here
 # is estimated as a learned one), on the shipped model's features and on those of a biLM
 # pretrained on the split: the classifier's C search takes far longer on the latter
@@ -389,6 +404,10 @@ register_method(MethodSpec(
 register_method(MethodSpec(
     "general-hybrid", f"TF-IDF + ELMo {GENERAL_MODEL} (make_hybrid)", "hybrid", _hybrid_of("general"),
     bilm="general", cost_per_token=180e-6, groups=("general",)))
+register_method(MethodSpec(
+    "general-stacked", f"TF-IDF + ELMo {GENERAL_MODEL} (StackingVectorizer)", "hybrid",
+    _stacked_of("general"), bilm="general", cost_per_token=200e-6, groups=("general",),
+    default=False))
 register_method(MethodSpec(
     "general-hybrid-search", f"TF-IDF + ELMo {GENERAL_MODEL} (make_hybrid, weight searched, C=10)",
     "hybrid",
