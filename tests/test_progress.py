@@ -42,6 +42,31 @@ def test_transform_and_embed_bars_only_with_verbose(texts, bilm, capsys):
     assert "BiLM.embed" in capsys.readouterr().err
 
 
+def test_every_stage_of_a_fit_a_user_waits_for_has_a_bar_with_verbose(texts, bilm, capsys):
+    """The layers' spread, the contextual bag's sample and codebook, cross-fitting: each
+    its bar (time left: tqdm's) under verbose, and the same features as a quiet fit."""
+    import numpy as np
+
+    labels = make_topic_corpus(60)[1]
+    quiet = ElmoVectorizer(bilm, bag_size=6, cache_dir=None, random_state=0).fit_transform(texts)
+    assert capsys.readouterr().err == ""
+    loud = ElmoVectorizer(bilm, bag_size=6, cache_dir=None, random_state=0,
+                          verbose=True).fit_transform(texts)
+    err = capsys.readouterr().err
+    for stage in ("ElmoVectorizer.fit: layer spread", "contextual bag, its sample",
+                  "contextual bag, its codebook", "k-means"):
+        assert stage in err, stage
+    assert "layer spread:   0%|          | 0/60" in err  # a bar over every document
+    np.testing.assert_array_equal(loud, quiet)
+    ElmoVectorizer(bilm, layer_mix="trainable", bag_size=None, mix_epochs=1, cv=2,
+                   cache_dir=None, random_state=0, verbose=True).fit_transform(texts, labels)
+    assert "cross-fitting the mix" in capsys.readouterr().err
+    ElmoVectorizer(bilm, fine_tune_epochs=1, bag_size=None, cv=2, cache_dir=None,
+                   random_state=0, verbose=True).fit_transform(texts, labels)
+    err = capsys.readouterr().err
+    assert "cross-fitting the fine-tuning:   0%|          | 0/2" in err  # a step a fold
+
+
 def test_skipgram_epochs_bar(texts, capsys):
     SkipGramVectorizer(vector_size=4, min_count=1, epochs=3, random_state=0).fit(texts)
     assert capsys.readouterr().err == ""

@@ -214,9 +214,14 @@ def reduce_rows(block: np.ndarray, projection: np.ndarray, projected_centre: np.
     return out
 
 
+#: The stages of :func:`fit_bag`, in order, as its ``on_stage`` hears them begin.
+FIT_STAGES = ("principal axes", "reduction", "k-means start", "k-means")
+
+
 def fit_bag(layers: np.ndarray, offsets: np.ndarray, n_codes: int, seed: int,
             n_components: int = N_COMPONENTS, passes: int = KMEANS_PASSES,
-            layer_weights=None, pca_tokens: int = PCA_TOKENS) -> ContextualBag:
+            layer_weights=None, pca_tokens: int = PCA_TOKENS,
+            on_stage=None) -> ContextualBag:
     """Learn a bag's codebook and weights from sample documents' token representations.
 
     Parameters
@@ -239,6 +244,8 @@ def fit_bag(layers: np.ndarray, offsets: np.ndarray, n_codes: int, seed: int,
     pca_tokens : int
         The principal axes (and the centre) are those of every k-th token, at most this
         many tokens.
+    on_stage : callable, default=None
+        ``on_stage(name)`` as each of :data:`FIT_STAGES` begins (a progress bar's hook).
 
     Returns
     -------
@@ -256,19 +263,29 @@ def fit_bag(layers: np.ndarray, offsets: np.ndarray, n_codes: int, seed: int,
     flat = layers[offsets[0] : offsets[-1]].reshape(n_tokens, -1)
     weights = column_weights(layer_weights, flat.shape[1])
     pca_rows = flat[:: -(-n_tokens // pca_tokens)]  # every k-th row: at most pca_tokens
+    stages = iter(FIT_STAGES)
+
+    def begin():
+        if on_stage is not None:
+            on_stage(next(stages))
+
+    begin()
     centre, components = principal_axes(pca_rows,
                                         min(n_components, flat.shape[1], len(pca_rows)), weights)
+    begin()
     projection, projected_centre = reduction(centre, components, weights)
     reduced = np.empty((n_tokens, len(components)), dtype=np.float32)
     for start in range(0, n_tokens, PCA_BLOCK):
         block = np.asarray(flat[start : start + PCA_BLOCK], dtype=np.float32)
         reduce_rows(block, projection, projected_centre, reduced[start : start + len(block)],
                     weights)
+    begin()
     batch = min(4096, n_tokens)
     # products of one row, on one thread: a second only waits, and the start does not
     # depend on the thread count
     with one_blas_thread():
         start = _seed_codes(reduced, n_codes, 3 * batch, seed)
+    begin()
     kmeans = MiniBatchKMeans(n_codes, random_state=seed, n_init=1, batch_size=batch,
                              max_iter=passes, init=start).fit(reduced)
     # the IDF from the sample's codes as the k-means assigned them (its labels_): the

@@ -112,9 +112,13 @@ class CrossFittedFineTuning:
         lent that model no label)."""
         from ..mixes.crossfit import cross_fitting_folds
 
+        from . import progress
+
         vec, targets = self.vectorizer, self.targets
         out = np.zeros((len(self.documents), len(vec.get_feature_names_out())), np.float32)
-        for train, test in cross_fitting_folds(vec.cv, targets, mix_settings.seed):
+        folds = cross_fitting_folds(vec.cv, targets, mix_settings.seed)
+        for train, test in progress.folds(vec.verbose, folds, "ElmoVectorizer.fit_transform: "
+                                          "cross-fitting the fine-tuning"):
             out[targets.labelled[test]] = self.fold_features(train, test, mix_settings,
                                                              threads)
         unlabelled = targets.unlabelled

@@ -12,7 +12,7 @@ from sklearn.utils.validation import check_is_fitted
 from tqdm.auto import tqdm
 
 from . import (bag as _bag, caches as _bilm_cache, fine_tuning as _fine_tuning, placement,
-               references)
+               progress, references)
 from .._base import BaseTextVectorizer
 from .labels import fit_targets
 from .resolution import is_fitted_bilm, resolve_bilm
@@ -193,7 +193,9 @@ class ElmoVectorizer(references.PicklingMixin, BaseTextVectorizer):
         adaptation and the biLM (a search adapts or pretrains once), and they are never
         written to ``cache_dir``. An int seeds every draw, the label-free ones included.
     verbose : bool, default=False
-        Show progress bars: the biLM's pretraining, and ``transform`` (documents).
+        Show progress bars, each with the time left: the biLM's pretraining or
+        adaptation, the fine-tuning, the layers' spread, the contextual bag's sample and
+        codebook, cross-fitting (folds), and ``transform`` (documents).
 
     Attributes
     ----------
@@ -491,8 +493,11 @@ class ElmoVectorizer(references.PicklingMixin, BaseTextVectorizer):
         """Per layer, the root mean variance of the mean-pooled document vectors over
         (a seeded sample of at most 2,048 of) the non-empty training documents."""
         rng = np.random.RandomState(seed)
-        order = rng.permutation(len(documents))[:_SPREAD_SAMPLE]
-        return layer_spread(*self._layers([documents[i] for i in np.sort(order)], threads))
+        sample = [documents[i] for i in np.sort(rng.permutation(len(documents))[:_SPREAD_SAMPLE])]
+        with progress.stage(self.verbose, len(sample), "ElmoVectorizer.fit: layer spread") as bar:
+            return layer_spread(*progress.layers_with_progress(
+                lambda texts, tokens: self._layers(texts, threads, token_lists=tokens),
+                sample, None, bar))
 
     def _scales(self, documents, seed, threads) -> np.ndarray:
         """What each layer is divided by before the mix (see ``scale_layers``)."""
@@ -565,16 +570,31 @@ class ElmoVectorizer(references.PicklingMixin, BaseTextVectorizer):
     def _fit_bag(self, documents, seed, threads):
         """The contextual bag, learned on a seeded sample of whole training documents
         (:func:`~elmofeat.elmo.bag.sample_layers`)."""
+        def sample_layers_of(texts, tokens):
+            with progress.stage(self.verbose, len(texts),
+                                "ElmoVectorizer.fit: contextual bag, its sample") as bar:
+                return progress.layers_with_progress(
+                    lambda part, part_tokens: self._layers(part, threads,
+                                                           token_lists=part_tokens),
+                    texts, tokens, bar)
+
         layers, offsets = _bag.sample_layers(
-            documents, lambda text: self.bilm_.tokenize([text])[0],
-            lambda texts, tokens: self._layers(texts, threads, token_lists=tokens),
+            documents, lambda text: self.bilm_.tokenize([text])[0], sample_layers_of,
             lambda tokens: self.bilm_.embed_tokens(tokens, self.batch_size, threads=threads),
             _bag.SAMPLE_TOKENS, seed)
         # every layer divided by its spread, as the mixes see them: unweighted, a biLM
         # whose LSTM layers spread several times more than its token layer (one
         # pretrained on a few thousand texts) got codes of context without the word
-        bag = _bag.fit_bag(layers, offsets, self.bag_size, seed,
-                           layer_weights=1.0 / self.layer_scales_)
+        with progress.stage(self.verbose, len(_bag.FIT_STAGES),
+                            "ElmoVectorizer.fit: contextual bag, its codebook",
+                            unit="stage") as bar:
+            def begin(name):  # the stages before it are done
+                bar.update(_bag.FIT_STAGES.index(name) - bar.n)
+                bar.set_postfix_str(name)
+
+            bag = _bag.fit_bag(layers, offsets, self.bag_size, seed,
+                               layer_weights=1.0 / self.layer_scales_, on_stage=begin)
+            bar.update(bar.total - bar.n)
         bag.scale = self.bag_weight * _bag.block_scale(self.mix_.pool(layers, offsets, self.pooling))
         return bag
 
@@ -626,7 +646,9 @@ class ElmoVectorizer(references.PicklingMixin, BaseTextVectorizer):
             return self._transform(documents, threads)
         spec, labelled = get_mix(self.layer_mix), targets.labelled
         out = np.zeros((len(documents), len(self.get_feature_names_out())), dtype=np.float32)
-        for train, test in cross_fitting_folds(self.cv, targets, settings.seed):
+        folds = cross_fitting_folds(self.cv, targets, settings.seed)
+        for train, test in progress.folds(self.verbose, folds,
+                                          "ElmoVectorizer.fit_transform: cross-fitting the mix"):
             # The same seed as the full fit: every fold's mix starts from the same
             # initialisation, so that a learned (MLP) feature space stays aligned across
             # folds and with the one transform uses.
