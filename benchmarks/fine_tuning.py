@@ -140,6 +140,13 @@ def write(rows: dict, environment: dict | None = None) -> None:
     paired = [[f"{name} minus {ref}", *(paired_cell(row, references[ref], t)
                                         if t in row["scores"] else "" for t in tasks)]
               for name, row in rows.items() for ref in REFERENCES]
+    # an ablation against the estimator it ablates, on the same splits
+    paired += [[f"{name} minus classifier", *(paired_cell(row, rows["classifier"], t)
+                                              if t in row["scores"]
+                                              and t in rows["classifier"]["scores"] else ""
+                                              for t in tasks)]
+               for name, row in rows.items()
+               if name.startswith("classifier-") and "classifier" in rows]
     markdown = (
         "## Fine-tuning en-base on the labels (issue 70)\n\n"
         "`elmofeat.bilm.finetune.fine_tune` on each split's training texts, its predictions "
