@@ -18,12 +18,13 @@ def stage(verbose, total: int, desc: str, unit: str = "doc"):
 
 def layers_with_progress(layers_of, documents, token_lists, bar):
     """``layers_of(documents, token_lists)`` computed :data:`DOCUMENTS_PER_STEP`
-    documents at a time, advancing ``bar`` by each step's documents: the same
-    ``(layers, offsets)`` (a document's layers never depend on the others of its
-    batch)."""
+    documents at a time where ``bar`` shows, advancing it by each step's documents: the
+    same ``(layers, offsets)`` (a document's layers never depend on the others of its
+    batch). A quiet fit makes one call, as before the bars."""
     from .bag import join
 
-    if len(documents) <= DOCUMENTS_PER_STEP:
+    # quiet, or a single step: one call, batched as before (no bar to move)
+    if bar.disable or len(documents) <= DOCUMENTS_PER_STEP:
         out = layers_of(documents, token_lists)
         bar.update(len(documents))
         return out
