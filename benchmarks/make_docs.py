@@ -220,7 +220,7 @@ def comparison_section() -> str:
             "TF-IDF and GloVe anchors, SVD, skip-gram, ELMo (three mixes, with and without "
             f"GloVe) and the TF-IDF + ELMo hybrid {tasks}, each "
             "estimator with its defaults; it includes the AG News comparison of the reference "
-            f"experiment. Command: `{REPORT_COMMAND}` (the README's first command); the full "
+            f"experiment. Command: `{REPORT_COMMAND}` (the README's first command, writing into the committed report's folder); the full "
             "report, with per-class scores, is "
             "[report.md](report/report.md).\n")
     report = REPORT / "report.md"

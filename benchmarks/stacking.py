@@ -161,18 +161,10 @@ def _vectorizer(row: str, features: ElmoFeatures, seed: int):
 
 
 def _union(dense):
-    """make_hybrid's construction around any dense block (make_hybrid itself takes an
-    ElmoVectorizer)."""
-    from sklearn.pipeline import Pipeline
-    from sklearn.preprocessing import Normalizer, StandardScaler
+    """make_hybrid's union around any dense block."""
+    from elmofeat import make_hybrid
 
-    from elmofeat.hybrid import DEFAULT_ELMO_WEIGHT, FeatureUnion
-
-    return FeatureUnion([("tfidf", _lexical("tfidf")),
-                         ("elmo", Pipeline([("elmo", dense),
-                                            ("center", StandardScaler(with_std=False)),
-                                            ("normalize", Normalizer())]))],
-                        transformer_weights={"elmo": DEFAULT_ELMO_WEIGHT})
+    return make_hybrid(dense, tfidf=_lexical("tfidf"))
 
 
 def splits_of(home: Path, tasks) -> dict:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from numbers import Real
 
+from sklearn.base import is_classifier
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn import pipeline
 from sklearn.pipeline import Pipeline
@@ -54,9 +55,13 @@ def make_hybrid(elmo=None, *, tfidf=None, elmo_weight=DEFAULT_ELMO_WEIGHT) -> Fe
 
     Parameters
     ----------
-    elmo : ElmoVectorizer, default=None
-        The contextual features; ``None``: ``ElmoVectorizer(layer_mix="frozen")``, which
-        needs no labels.
+    elmo : transformer, default=None
+        The dense features: an :class:`ElmoVectorizer` (``None``:
+        ``ElmoVectorizer(layer_mix="frozen")``, which needs no labels) or any other
+        transformer of documents with dense output (``SVDVectorizer``, averaged word
+        vectors, a fine-tuned ``ElmoVectorizer``, a Pipeline...). A classifier has no
+        features to give: it is refused (:class:`StackingVectorizer` reads classifiers'
+        scores).
     tfidf : transformer, default=None
         The lexical features; ``None``: ``TfidfVectorizer(sublinear_tf=True)``.
     elmo_weight : float, default=0.2
@@ -103,13 +108,20 @@ def make_hybrid(elmo=None, *, tfidf=None, elmo_weight=DEFAULT_ELMO_WEIGHT) -> Fe
     >>> search = GridSearchCV(make_pipeline(hybrid, LogisticRegression(C=10)), grid, cv=2)
     >>> search.fit(texts, [1, 0] * 10).best_params_["featureunion__transformer_weights"]
     {'elmo': 0.0}
+
+    Any dense block takes the biLM's place (its step keeps the name ``"elmo"``):
+
+    >>> from elmofeat import SVDVectorizer
+    >>> make_hybrid(SVDVectorizer(n_components=4, random_state=0)).fit_transform(texts).shape
+    (20, 12)
     """
     if not isinstance(elmo_weight, Real) or isinstance(elmo_weight, bool) or not elmo_weight >= 0:
         raise ValueError(f"elmo_weight must be a number >= 0, got {elmo_weight!r}")
     if elmo is None:
         elmo = ElmoVectorizer(layer_mix="frozen")
-    elif not isinstance(elmo, ElmoVectorizer):
-        raise TypeError(f"elmo must be an ElmoVectorizer, got {type(elmo).__name__}")
+    elif not (hasattr(elmo, "fit") and hasattr(elmo, "transform")) or is_classifier(elmo):
+        raise TypeError("elmo must be a transformer with dense output (fit and transform; "
+                        f"an ElmoVectorizer, SVDVectorizer...), got {type(elmo).__name__}")
     dense = Pipeline([("elmo", elmo), ("center", StandardScaler(with_std=False)),
                       ("normalize", Normalizer())])
     lexical = TfidfVectorizer(sublinear_tf=True) if tfidf is None else tfidf

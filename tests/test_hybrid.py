@@ -82,11 +82,29 @@ def test_weight_zero_is_tfidf_alone(corpus, bilm):
     ({"elmo_weight": -1}, ValueError, "elmo_weight must be a number >= 0"),
     ({"elmo_weight": float("nan")}, ValueError, "elmo_weight"),
     ({"elmo_weight": "big"}, ValueError, "elmo_weight"),
-    ({"elmo": "elmo"}, TypeError, "elmo must be an ElmoVectorizer"),
+    ({"elmo": "elmo"}, TypeError, "elmo must be a transformer with dense output"),
+    ({"elmo": LogisticRegression()}, TypeError, "elmo must be a transformer .* LogisticRegression"),
 ])
 def test_bad_arguments(kwargs, error, match):
     with pytest.raises(error, match=match):
         make_hybrid(**kwargs)
+
+
+def test_any_dense_transformer_is_the_dense_block():
+    """make_hybrid used to refuse every block but an ElmoVectorizer; SVD features (or a
+    fine-tuned vectorizer, averaged word vectors) are centred, unit-normed and weighted
+    the same way."""
+    from elmofeat import SVDVectorizer
+
+    from .estimator_checks import make_topic_corpus
+
+    docs, _ = make_topic_corpus(40)
+    svd = SVDVectorizer(n_components=4, random_state=0)
+    features = make_hybrid(svd, elmo_weight=0.5).fit_transform(docs)
+    n_words = len(TfidfVectorizer(sublinear_tf=True).fit(docs).vocabulary_)
+    dense = features[:, n_words:].toarray()
+    assert dense.shape[1] == svd.fit(docs).transform(docs[:1]).shape[1]
+    np.testing.assert_allclose(np.linalg.norm(dense, axis=1), 0.5)
 
 
 def test_one_shot_iterables_are_read_once_everywhere():

@@ -27,6 +27,25 @@ def test_readme_opens_with_two_commands_and_ci_runs_the_test_one():
         assert "-c constraints.txt" in command
 
 
+def test_the_readme_main_job_writes_only_into_an_ignored_folder():
+    """The main job as the README gives it used to write into docs/report, rewriting the
+    committed report split by split: its output (the CLI's default when it names none)
+    must be a folder that git ignores."""
+    import shlex
+    import subprocess
+
+    from elmofeat.cli.benchmark import default_output
+
+    words = shlex.split(_readme_commands()[0].split("&&")[-1])
+    assert "benchmark" in words
+    quick = "--quick" in words
+    output = next((words[i + 1] for i, word in enumerate(words[:-1])
+                   if word in ("--output", "-o")), None) or default_output(quick)
+    ignored = subprocess.run(["git", "check-ignore", "-q", "--no-index", f"{output}/report.md"],
+                             cwd=ROOT)
+    assert ignored.returncode == 0, f"the README's main job writes into {output}, which git tracks"
+
+
 def test_the_install_line_users_copy_resolves_the_tested_cpu_torch(tmp_path):
     """The README's "Use it in your project" line, resolved by pip without installing:
     the pinned torch, and no CUDA package (plain `pip install .` took torch 2.14.1 and

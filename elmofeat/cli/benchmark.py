@@ -11,6 +11,12 @@ from ._inputs import seed_argument
 from ._outputs import check_output_folder
 
 
+def default_output(quick: bool) -> str:
+    """The report folder when ``--output`` names none (both are in the repository's
+    ``.gitignore``: a run from a clone never writes into tracked files)."""
+    return "elmofeat-report-quick" if quick else "elmofeat-report"
+
+
 def add_arguments(parser) -> None:
     # The choices and their help come from the suite's registries (plain Python: --help
     # loads no estimator).
@@ -177,7 +183,7 @@ def run(args) -> int:
         raise ValueError("--any-machine says which finished splits --resume keeps: pass "
                          "--resume too")
     if args.output is None:
-        args.output = "elmofeat-report-quick" if args.quick else "elmofeat-report"
+        args.output = default_output(args.quick)
     output = Path(args.output)
     if args.add_to is None:
         check_output_folder(output, what="the report")
