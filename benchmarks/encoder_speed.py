@@ -16,7 +16,9 @@ each fine-tuned beforehand, outside the timing, on the first ``--fine-tune-docs`
 texts of the partition (disjoint from the timed ones): a fine-tuned copy has the shipped
 biLM's shape, so its features should cost what the shipped biLM's cost.
 
-Writes benchmarks/results/encoder_speed.{json,md}.
+Writes benchmarks/results/encoder_speed.{json,md} (with ``--fine-tuned``:
+encoder_speed_fine_tuned.{json,md}, so that the shipped models' figures stay with the
+run that measured them).
 Run: python benchmarks/encoder_speed.py [--docs 2000] [--rounds 3] [--models en-base en-small]
      [--fine-tuned [--fine-tune-docs 500] [--fine-tune-epochs 1]]
 """
@@ -103,8 +105,10 @@ def main():
         rows.append([name, f"{median:.2f} ({min(values):.2f}-{max(values):.2f})",
                      f"{len(docs) / median:,.0f}", f"{minilm / median:.1f}x"])
     threads = torch.get_num_threads()
+    title = ("Feature speed of a fine-tuned biLM against all-MiniLM-L6-v2" if args.fine_tuned
+             else "Feature speed against all-MiniLM-L6-v2")
     markdown = (
-        "## Feature speed against all-MiniLM-L6-v2\n\n"
+        f"## {title}\n\n"
         f"{len(docs):,} AG News texts ({words:,} words), {threads} torch threads, "
         f"median of {args.rounds} rounds (range), encoders taken in turn within a round; "
         "ElmoVectorizer without its representation cache"
@@ -112,10 +116,12 @@ def main():
            f"partition's first {args.fine_tune_docs:,} labelled texts beforehand"
            if args.fine_tuned else "") + ".\n\n"
         + markdown_table(["features", "seconds", "texts/s", "speed-up over MiniLM"], rows))
-    write_results("encoder_speed", {"docs": len(docs), "words": words, "threads": threads,
+    name = "encoder_speed_fine_tuned" if args.fine_tuned else "encoder_speed"
+    write_results(name, {"docs": len(docs), "words": words, "threads": threads,
                                     "rounds": args.rounds, "fine_tuned": args.fine_tuned,
                                     "fine_tune_docs": args.fine_tune_docs if args.fine_tuned else 0,
-                                    "fine_tune_epochs": args.fine_tune_epochs, "results": payload}, markdown)
+                                    "fine_tune_epochs": args.fine_tune_epochs, "results": payload}, markdown,
+                  command=f"python benchmarks/encoder_speed.py{' --fine-tuned' if args.fine_tuned else ''}")
     print(markdown)
 
 

@@ -140,7 +140,10 @@ def _cli(*args):
     (["pretrain", "no-such-file.txt", "-o", "x.pt"], "no such file, and not a dataset name"),
     (["embed", "no-such-model.pt", "x.txt", "-o", "f.npy"], "no model file or folder at no-such-model.pt"),
     (["benchmark", "--folds", "1", "--output", "r"], "folds must be an integer >= 2"),
-    (["benchmark", "--data-home", "/nonexistent", "--methods", "tfidf"], "AG News"),
+    # one line before anything runs, naming the command that fetches what is missing
+    (["benchmark", "--data-home", "/nonexistent", "--methods", "tfidf"],
+     "fetch them with: elmofeat download ag_news r8 cr mpqa 20ng --data-home /nonexistent"),
+    (["download", "bogus", "--check"], "unknown datasets ['bogus']"),
 ])
 def test_cli_errors_are_the_whole_message_without_traceback(args, message):
     result = _cli(*args)

@@ -152,21 +152,34 @@ def test_malformed_ag_news_files_are_named_in_the_error(tmp_path, content, messa
 class _Handler(http.server.BaseHTTPRequestHandler):
     files: dict = {}
     hits: dict = {}
+    ranges: list = []  # the Range header of every request ("" without one)
 
     def do_GET(self):
         self.hits[self.path] = self.hits.get(self.path, 0) + 1
+        self.ranges.append(self.headers.get("Range", ""))
         body = self.files.get(self.path)
         if body is None:
             self.send_error(404)
             return
-        if self.path.endswith("truncated"):
-            # Promise more bytes than are sent, then hang up mid-download.
+        if self.path.endswith("truncated") or (self.path.endswith("cut-once")
+                                               and self.hits[self.path] == 1):
+            # Promise the whole file, send its first part, then hang up mid-download.
             self.send_response(200)
-            self.send_header("Content-Length", str(len(body) * 2))
+            self.send_header("Content-Length", str(len(body) * (2 if self.path.endswith(
+                "truncated") else 1)))
             self.end_headers()
-            self.wfile.write(body)
+            self.wfile.write(body if self.path.endswith("truncated") else body[:len(body) // 3])
             self.wfile.flush()
             self.connection.close()
+            return
+        asked = self.headers.get("Range", "")
+        if asked.startswith("bytes=") and asked.endswith("-") and self.path.endswith("cut-once"):
+            start = int(asked[len("bytes="):-1])
+            self.send_response(206)
+            self.send_header("Content-Range", f"bytes {start}-{len(body) - 1}/{len(body)}")
+            self.send_header("Content-Length", str(len(body) - start))
+            self.end_headers()
+            self.wfile.write(body[start:])
             return
         self.send_response(200)
         self.send_header("Content-Length", str(len(body)))
@@ -179,7 +192,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
 @pytest.fixture
 def server():
-    _Handler.files, _Handler.hits = {}, {}
+    _Handler.files, _Handler.hits, _Handler.ranges = {}, {}, []
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
@@ -214,14 +227,38 @@ def test_checksum_mismatch_keeps_no_file_and_previous_file_intact(server, tmp_pa
     assert (tmp_path / "f.txt").read_bytes() == b"good old copy"
 
 
-def test_interrupted_download_leaves_no_partial_file(server, tmp_path):
+def test_an_interrupted_download_keeps_no_file_under_its_name_and_resumes(server, tmp_path):
+    """A transfer cut off midway never leaves bytes under the final name; its bytes wait
+    in a hidden partial file, and the next call asks only for the rest (it used to start
+    again from zero, which on a slow line never finishes a large file)."""
     url, handler = server
     handler.files["/truncated"] = b"x" * 5000
     remote = RemoteFile("t.bin", url + "/truncated", _sha256(b"x" * 10000))
-    with pytest.raises(OSError):
+    with pytest.raises(OSError, match="bytes are kept in .*the next call resumes"):
         fetch_file(remote, tmp_path, n_retries=1, delay=0)
-    assert os.listdir(tmp_path) == []
+    assert os.listdir(tmp_path) == [".t.bin.part"]
     assert handler.hits["/truncated"] == 2  # retried once
+
+    body = bytes(range(256)) * 40
+    handler.files["/cut-once"] = body
+    remote = RemoteFile("c.bin", url + "/cut-once", _sha256(body))
+    handler.ranges.clear()
+    assert fetch_file(remote, tmp_path, n_retries=1, delay=0).read_bytes() == body
+    assert handler.ranges == ["", f"bytes={len(body) // 3}-"]
+    assert sorted(os.listdir(tmp_path)) == [".t.bin.part", "c.bin"]
+
+
+def test_a_resumed_download_that_fails_its_checksum_is_discarded(server, tmp_path):
+    url, handler = server
+    handler.files["/f.txt"] = b"the whole file"
+    (tmp_path / ".f.txt.part").write_bytes(b"stale bytes of another file")
+    with pytest.raises(ChecksumError, match="discarded"):
+        fetch_file(RemoteFile("f.txt", url + "/f.txt", _sha256(b"expected")), tmp_path)
+    assert os.listdir(tmp_path) == []
+    # a server that ignores the range sends the whole file, which replaces the partial bytes
+    (tmp_path / ".f.txt.part").write_bytes(b"stale")
+    good = RemoteFile("f.txt", url + "/f.txt", _sha256(b"the whole file"))
+    assert fetch_file(good, tmp_path).read_bytes() == b"the whole file"
 
 
 def test_http_error_is_retried_then_reported(server, tmp_path):
@@ -355,3 +392,104 @@ def test_20newsgroups_missing_and_damaged_files(tmp_path):
         f.write('{"label": "sci.space", "text": "a"}\n\n{bad}\n')
     with pytest.raises(ValueError, match=r"train.jsonl.xz:3: not a JSON object"):
         load_20newsgroups(tmp_path)
+
+
+# ------------------------------------------- elmofeat download: every dataset by name
+
+
+def _bydate_archive(posts_per_part=None) -> bytes:
+    """A 20news-bydate.tar.gz of the real layout and counts, with tiny posts."""
+    import io
+    import tarfile
+
+    from elmofeat.datasets._newsgroups import GROUPS, POSTS
+
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+        for part, count in (posts_per_part or POSTS).items():
+            for i in range(count):
+                group = GROUPS[i % len(GROUPS)]
+                body = f"From: x@y\nSubject: post {i} of {group}\n\ncaf\xe9 {i}\n".encode("latin-1")
+                info = tarfile.TarInfo(f"20news-bydate-{part}/{group}/{100000 - i}")
+                info.size = len(body)
+                tar.addfile(info, io.BytesIO(body))
+    return buffer.getvalue()
+
+
+def test_20newsgroups_downloads_the_bydate_archive_and_writes_what_the_loader_reads(
+        server, tmp_path, monkeypatch):
+    from elmofeat.datasets import _newsgroups, load_20newsgroups
+
+    url, handler = server
+    handler.files["/20news-bydate.tar.gz"] = archive = _bydate_archive()
+    monkeypatch.setattr(_newsgroups, "ARCHIVE", RemoteFile(
+        "20news-bydate.tar.gz", url + "/20news-bydate.tar.gz", _sha256(archive)))
+    with pytest.raises(FileNotFoundError, match="elmofeat download 20ng"):
+        load_20newsgroups(tmp_path)
+    news = load_20newsgroups(tmp_path, subset="all", download_if_missing=True)
+    assert len(news.data) == 11_314 + 7_532 and len(news.target_names) == 20
+    first = news.data[0]  # sorted by group, then file number, decoded as latin-1
+    assert first.startswith("From: x@y") and "caf\xe9" in first
+    assert news.target[0] == 0 and news.target_names[0] == "alt.atheism"
+    assert sorted(os.listdir(tmp_path / "20ng")) == ["20news-bydate-test.jsonl.xz",
+                                                     "20news-bydate-train.jsonl.xz"]
+    load_20newsgroups(tmp_path, download_if_missing=True)
+    assert handler.hits["/20news-bydate.tar.gz"] == 1  # read locally the second time
+
+
+def test_a_partial_20newsgroups_archive_writes_no_file(server, tmp_path, monkeypatch):
+    from elmofeat.datasets import _newsgroups, load_20newsgroups
+
+    url, handler = server
+    handler.files["/a.tar.gz"] = archive = _bydate_archive({"train": 40, "test": 20})
+    monkeypatch.setattr(_newsgroups, "ARCHIVE", RemoteFile("a.tar.gz", url + "/a.tar.gz",
+                                                           _sha256(archive)))
+    with pytest.raises(ValueError, match="damaged or partial"):
+        load_20newsgroups(tmp_path, download_if_missing=True)
+    assert not (tmp_path / "20ng" / "20news-bydate-test.jsonl.xz").exists()
+
+
+def test_glove_is_fetched_without_its_word2vec_header(server, tmp_path, monkeypatch):
+    import gzip
+
+    from elmofeat.datasets import _glove
+    from elmofeat.wordvectors.io import load_word_vectors
+
+    url, handler = server
+    monkeypatch.setattr(_glove, "WORDS", 2)
+    glove = "".join(f"{word} " + " ".join(str(i + k) for k in range(50)) + "\n"
+                    for i, word in enumerate(["the", "cat"])).encode()
+    handler.files["/g.gz"] = body = gzip.compress(b"2 50\n" + glove)
+    monkeypatch.setitem(_glove.REMOTE_FILES, 50, RemoteFile("g.gz", url + "/g.gz", _sha256(body)))
+    path = _glove.fetch_glove(50, tmp_path, progress=False)
+    assert path == tmp_path / "glove" / "glove.6B.50d.txt.gz"
+    assert gzip.decompress(path.read_bytes()) == glove
+    assert os.listdir(tmp_path / "glove") == ["glove.6B.50d.txt.gz"]
+    np.testing.assert_allclose(load_word_vectors(path, {"cat"})["cat"], np.arange(1, 51))
+    handler.files["/h.gz"] = other = gzip.compress(b"5 3\nthe 0 0 0\n")
+    monkeypatch.setitem(_glove.REMOTE_FILES, 100, RemoteFile("h.gz", url + "/h.gz", _sha256(other)))
+    with pytest.raises(ValueError, match="does not start with the header '2 100'"):
+        _glove.fetch_glove(100, tmp_path, progress=False)
+    assert not (tmp_path / "glove" / "glove.6B.100d.txt.gz").exists()
+
+
+def test_the_download_command_fetches_only_what_is_missing(server, tmp_path, monkeypatch, capsys):
+    from elmofeat.cli import main
+    from elmofeat.cli.download import MAIN_JOB, NAMES
+    from elmofeat.datasets._downloads import DOWNLOADS, MAIN_JOB as LIBRARY_MAIN_JOB
+
+    assert MAIN_JOB == LIBRARY_MAIN_JOB and list(NAMES) == list(DOWNLOADS)
+    url, handler = server
+    files = {"/custrev.pos": b"great !\n", "/custrev.neg": b"broke .\n"}
+    handler.files.update(files)
+    checksums = {side: _sha256(files[f"/custrev.{side}"]) for side in ("pos", "neg")}
+    monkeypatch.setattr(_polarity, "_BASE_URL", url + "/")
+    monkeypatch.setattr(_polarity, "CR", _polarity.PolaritySet("CR", "cr", "custrev", checksums, "CR."))
+    assert main(["download", "cr", "--check", "--data-home", str(tmp_path)]) == 1
+    assert "cr: missing" in capsys.readouterr().out
+    assert main(["download", "cr", "--data-home", str(tmp_path)]) == 0
+    assert "1 fetched" in capsys.readouterr().out
+    assert main(["download", "cr", "--data-home", str(tmp_path)]) == 0
+    assert "0 fetched, 1 already present" in capsys.readouterr().out
+    assert handler.hits["/custrev.pos"] == 1
+    assert main(["download", "cr", "--check", "--data-home", str(tmp_path)]) == 0

@@ -1,4 +1,4 @@
-"""The ``elmofeat`` command line: ``pretrain``, ``embed`` and ``benchmark``.
+"""The ``elmofeat`` command line: ``pretrain``, ``embed``, ``benchmark`` and ``download``.
 
 Errors the user can fix (a missing file, a bad value) end the command with the whole
 message on standard error (:func:`error_message`) and exit status 1; argument mistakes
@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from . import benchmark, embed, pretrain
+from . import benchmark, download, embed, pretrain
 
 COMMANDS = {
     "pretrain": (pretrain, "pretrain a biLM on texts and save it",
@@ -35,6 +35,10 @@ COMMANDS = {
                   "each with its defaults + LogisticRegression; every biLM is pretrained on "
                   "the training part of each split only. Writes results.json, report.md and "
                   "PNG figures to --output."),
+    "download": (download, "fetch the datasets the suite reads into the data home",
+                 "Fetch datasets into the data home from their public sources (checksums "
+                 "pinned; a cut transfer resumes; files already there are left as they "
+                 "are). Without names: what `elmofeat benchmark` reads."),
 }
 
 

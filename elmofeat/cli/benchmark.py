@@ -175,6 +175,24 @@ def refuse_foreign_files(output: Path, option: str = "--output") -> None:
             "write there anyway")
 
 
+def refuse_missing_data(settings, data_home) -> None:
+    """Before anything runs: the data the settings read, all of it in the data home, or
+    one line that says which command fetches what is missing."""
+    from ..datasets import missing_datasets
+    from ..datasets._base import get_data_home
+    from ..datasets._downloads import DOWNLOADS
+
+    needed = [key for key in settings.datasets if key in DOWNLOADS]
+    needed += ["glove-50d"] if settings.uses_glove else []
+    missing = missing_datasets(needed, data_home)
+    if missing:
+        home = get_data_home(data_home)
+        raise FileNotFoundError(
+            f"missing from the data home {home}: {', '.join(missing)}; fetch them with: "
+            f"elmofeat download {' '.join(missing)}"
+            + (f" --data-home {shlex.quote(str(data_home))}" if data_home is not None else ""))
+
+
 def run(args) -> int:
     from ..suite import run_benchmark, write_report
 
@@ -220,6 +238,7 @@ def run(args) -> int:
             refuse_foreign_files(output, option="--add-to")
         check_output_folder(output, what="the report")
         check_joinable(base["settings"], settings)
+    refuse_missing_data(settings, args.data_home)
     splits = output / "splits" / ("added" if base is not None else "")
     results = run_benchmark(settings, data_home=args.data_home, progress=not args.no_progress,
                              splits_dir=splits, resume=args.resume,

@@ -7,13 +7,14 @@ import http.client
 import os
 import sys
 import time
+import urllib.error
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
 from tqdm.auto import tqdm
 
-from .._files import atomic_path
+from .._files import _UMASK, _out_of_space
 from ..exceptions import DiskFullError
 
 DATA_HOME_ENV = "ELMOFEAT_DATA"
@@ -69,6 +70,51 @@ def _hasher(checksum: str):
     return hashlib.new(algorithm), expected.lower()
 
 
+def _partial_path(target: Path) -> Path:
+    """Where the bytes of an unfinished download of ``target`` wait to be resumed."""
+    return target.with_name(f".{target.name}.part")
+
+
+def _file_digest(path: Path, checksum: str) -> tuple[str, str]:
+    hasher, expected = _hasher(checksum)
+    with open(path, "rb") as stream:
+        while chunk := stream.read(1 << 20):
+            hasher.update(chunk)
+    return hasher.hexdigest(), expected
+
+
+def _download_into(partial: Path, url: str, timeout: float, progress: bool, name: str) -> None:
+    """Append the rest of ``url`` to ``partial`` (an HTTP range request from its size; a
+    server that ignores ranges sends the whole file, which replaces the partial bytes)."""
+    offset = partial.stat().st_size if partial.exists() else 0
+    request = urllib.request.Request(url)
+    if offset:
+        request.add_header("Range", f"bytes={offset}-")
+    try:
+        response = urllib.request.urlopen(request, timeout=timeout)
+    except urllib.error.HTTPError as exc:
+        if exc.code == 416 and offset:  # the partial bytes are not a prefix any more
+            partial.unlink()
+        raise
+    with response:
+        resumed = offset and response.status == 206 and response.headers.get(
+            "Content-Range", "").startswith(f"bytes {offset}-")
+        if not resumed:
+            offset = 0
+        length = response.headers.get("Content-Length")
+        total = offset + int(length) if length is not None else None
+        size = offset
+        with open(partial, "ab" if resumed else "wb") as out, tqdm(
+                total=total, initial=offset, unit="B", unit_scale=True, desc=name,
+                disable=not progress, leave=False) as bar:
+            while chunk := response.read(1 << 20):
+                out.write(chunk)
+                size += len(chunk)
+                bar.update(len(chunk))
+    if total is not None and size != total:
+        raise ConnectionError(f"connection closed after {size} of {total} bytes")
+
+
 def fetch_file(
     remote: RemoteFile,
     folder: str | os.PathLike,
@@ -80,20 +126,23 @@ def fetch_file(
 ) -> Path:
     """Download ``remote`` into ``folder``, verify its checksum, and move it in place.
 
-    Not scikit-learn's ``sklearn.datasets.fetch_file``, which this follows (temporary
-    file, checksum, retries): it has no timeout, so a connection that never answers
-    would hang the caller for ever. Here every wait on the network ends after
-    ``timeout`` seconds, so a dead connection fails within about
-    ``(n_retries + 1) * (timeout + delay)`` seconds, naming the address.
+    Not scikit-learn's ``sklearn.datasets.fetch_file``, which this follows (checksum,
+    retries): it has no timeout, so a connection that never answers would hang the
+    caller for ever. Here every wait on the network ends after ``timeout`` seconds, so
+    a dead connection fails within about ``(n_retries + 1) * (timeout + delay)``
+    seconds, naming the address.
 
-    The bytes go to a temporary file in ``folder`` while they are hashed; only a
-    complete file with the right checksum is renamed to its final name (an atomic
-    ``os.replace``), so an interrupted or corrupted download never leaves a partial
-    or wrong file behind, and an existing good file is never clobbered by a bad one.
-    Network errors are retried ``n_retries`` times (a full disk is not). ``progress``
-    says on standard error what is being fetched, from where, before connecting, and
-    shows a progress bar in bytes. Checksums are ``"sha256:<hex>"``; ``"md5:<hex>"`` is
-    read for files whose publishers give only that.
+    The bytes go to a hidden partial file beside the target (``.<name>.part``). A
+    transfer cut off midway is resumed from where it stopped, by the next attempt or
+    by the next call (an HTTP range request; a server without ranges sends the whole
+    file again). Only a complete file with the right checksum is renamed to its final
+    name (an atomic ``os.replace``), so the final name never holds partial or wrong
+    bytes, and an existing good file is never clobbered by a bad one; bytes that fail
+    the checksum are deleted. Network errors are retried ``n_retries`` times (a full
+    disk is not). ``progress`` says on standard error what is being fetched, from
+    where, before connecting, and shows a progress bar in bytes. Checksums are
+    ``"sha256:<hex>"``; ``"md5:<hex>"`` is read for files whose publishers give only
+    that.
 
     Returns
     -------
@@ -120,45 +169,38 @@ def fetch_file(
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     target = folder / remote.filename
+    partial = _partial_path(target)
     _hasher(remote.checksum)  # a bad checksum spec fails before any connection
     if progress:
         print(f"elmofeat: fetching {remote.filename} from {remote.url} into {folder} "
-              f"(gives up after {n_retries + 1} attempts of {timeout:g} s without an answer)",
-              file=sys.stderr, flush=True)
+              f"(gives up after {n_retries + 1} attempts of {timeout:g} s without an answer"
+              + (f"; resuming after {partial.stat().st_size:,} bytes" if partial.exists() else "")
+              + ")", file=sys.stderr, flush=True)
     for attempt in range(n_retries + 1):
-        hasher, expected = _hasher(remote.checksum)
         try:
-            with atomic_path(target) as temporary:  # renamed into place only if all is well
-                with open(temporary, "wb") as out, urllib.request.urlopen(
-                    remote.url, timeout=timeout
-                ) as response:
-                    expected_size = response.headers.get("Content-Length")
-                    size = 0
-                    with tqdm(total=int(expected_size) if expected_size else None, unit="B",
-                              unit_scale=True, desc=remote.filename, disable=not progress,
-                              leave=False) as bar:
-                        while chunk := response.read(1 << 20):
-                            hasher.update(chunk)
-                            out.write(chunk)
-                            size += len(chunk)
-                            bar.update(len(chunk))
-                if expected_size is not None and size != int(expected_size):
-                    raise ConnectionError(
-                        f"connection closed after {size} of {expected_size} bytes"
-                    )
-                if hasher.hexdigest() != expected:
-                    raise ChecksumError(
-                        f"{remote.url} downloaded with checksum {hasher.hexdigest()}, expected "
-                        f"{expected}; the file was discarded"
-                    )
+            try:
+                _download_into(partial, remote.url, timeout, progress, remote.filename)
+            except OSError as exc:
+                if _out_of_space(exc):
+                    raise DiskFullError(target, exc) from exc
+                raise
+            digest, expected = _file_digest(partial, remote.checksum)
+            if digest != expected:
+                partial.unlink()
+                raise ChecksumError(f"{remote.url} downloaded with checksum {digest}, expected "
+                                    f"{expected}; the file was discarded")
+            os.chmod(partial, 0o666 & ~_UMASK)
+            os.replace(partial, target)
             return target
         except (ChecksumError, DiskFullError):
             raise
         except (OSError, http.client.HTTPException) as exc:  # URLError, timeouts, cut-offs
             if attempt == n_retries:
+                kept = (f"; {partial.stat().st_size:,} bytes are kept in {partial} and the "
+                        "next call resumes from them" if partial.exists() else "")
                 raise OSError(
                     f"could not download {remote.filename} from {remote.url} after "
-                    f"{n_retries + 1} attempts: {exc or type(exc).__name__}"
+                    f"{n_retries + 1} attempts: {exc or type(exc).__name__}{kept}"
                 ) from exc
             time.sleep(delay)
     raise AssertionError("unreachable")  # pragma: no cover
