@@ -10,6 +10,8 @@ from pathlib import Path
 
 import numpy as np
 
+import by_length
+
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
 # Options the published tables were produced with (default: none).
@@ -268,6 +270,8 @@ def main():
     (ROOT / "docs" / "benchmarks.md").write_text("\n".join(parts))
     print((ROOT / "docs" / "benchmarks.md").read_text())
     update_readme()
+    update_block(ROOT / "docs" / "choosing_features.md", "by-length", by_length.block(),
+                 in_docs=True)
     block = general_block()
     update_block(ROOT / "README.md", "general", block)
     update_block(ROOT / "docs" / "choosing_features.md", "general", block, in_docs=True)

@@ -460,3 +460,19 @@ def test_embed_gives_ElmoVectorizer_with_the_models_scales(saved_bilm, corpus, t
     ratio = bilm.layer_scales_ / default.layer_scales_
     blocks = np.repeat(ratio, embedded.shape[1] // len(ratio))
     np.testing.assert_allclose(embedded * blocks, default.transform(TEXTS), rtol=1e-4, atol=1e-5)
+
+
+def test_the_benchmark_names_only_the_data_it_lacks_before_it_runs(tmp_path, data_home, capsys):
+    """CR is there, GloVe is not: one line names `elmofeat download glove-50d`, before any
+    split runs (it used to fail after the tasks had loaded, with no command to run)."""
+    import shutil
+
+    home = tmp_path / "data"
+    shutil.copytree(data_home / "cr", home / "cr")
+    assert main(["benchmark", "--quick", "--datasets", "cr", "--methods", "tfidf", "glove",
+                 "--data-home", str(home), "--output", str(tmp_path / "out"),
+                 "--no-figures", "--no-progress"]) == 1
+    err = capsys.readouterr().err
+    assert f"fetch them with: elmofeat download glove-50d --data-home {home}" in err
+    assert "cr" not in err.split("missing from the data home")[1].split(";")[0].replace(str(home), "")
+    assert not (tmp_path / "out" / "results.json").exists()

@@ -300,13 +300,19 @@ def test_loaders_download_missing_files(server, tmp_path, monkeypatch):
     assert handler.hits["/r8/train"] == 1
 
 
-def test_polarity_loaders_download_missing_files(server, tmp_path, monkeypatch):
+def _serve_cr(server, monkeypatch, files: dict) -> None:
+    """CR's two files on the local server, with their checksums pinned."""
     url, handler = server
-    files = {"/custrev.pos": b"great player !\n", "/custrev.neg": b"broke .\nno sound\n"}
     handler.files.update(files)
     checksums = {side: _sha256(files[f"/custrev.{side}"]) for side in ("pos", "neg")}
     monkeypatch.setattr(_polarity, "_BASE_URL", url + "/")
     monkeypatch.setattr(_polarity, "CR", _polarity.PolaritySet("CR", "cr", "custrev", checksums, "CR."))
+
+
+def test_polarity_loaders_download_missing_files(server, tmp_path, monkeypatch):
+    url, handler = server
+    files = {"/custrev.pos": b"great player !\n", "/custrev.neg": b"broke .\nno sound\n"}
+    _serve_cr(server, monkeypatch, files)
     cr = load_cr(tmp_path, download_if_missing=True)
     assert cr.data == ["great player !", "broke .", "no sound"]
     assert cr.target.tolist() == [1, 0, 0]
@@ -479,12 +485,8 @@ def test_the_download_command_fetches_only_what_is_missing(server, tmp_path, mon
     from elmofeat.datasets._downloads import DOWNLOADS, MAIN_JOB as LIBRARY_MAIN_JOB
 
     assert MAIN_JOB == LIBRARY_MAIN_JOB and list(NAMES) == list(DOWNLOADS)
-    url, handler = server
-    files = {"/custrev.pos": b"great !\n", "/custrev.neg": b"broke .\n"}
-    handler.files.update(files)
-    checksums = {side: _sha256(files[f"/custrev.{side}"]) for side in ("pos", "neg")}
-    monkeypatch.setattr(_polarity, "_BASE_URL", url + "/")
-    monkeypatch.setattr(_polarity, "CR", _polarity.PolaritySet("CR", "cr", "custrev", checksums, "CR."))
+    _, handler = server
+    _serve_cr(server, monkeypatch, {"/custrev.pos": b"great !\n", "/custrev.neg": b"broke .\n"})
     assert main(["download", "cr", "--check", "--data-home", str(tmp_path)]) == 1
     assert "cr: missing" in capsys.readouterr().out
     assert main(["download", "cr", "--data-home", str(tmp_path)]) == 0

@@ -1,5 +1,5 @@
-"""PNG figures of a benchmark run: accuracy by method and task, confusion matrices,
-layer weights, biLM perplexity."""
+"""PNG figures of a benchmark run: each row's difference from TF-IDF by task, confusion
+matrices, layer weights, biLM perplexity."""
 
 from __future__ import annotations
 
@@ -20,36 +20,58 @@ def _save(figure, path: Path) -> None:
     plt.close(figure)
 
 
+#: Above this many classes a grid's cells are too small for two-decimal shares: they get
+#: whole percents, and only where the share is large enough to matter.
+_FULL_NUMBERS_UP_TO = 8
+
+
+def _cell_labels(ax, shares) -> None:
+    n = len(shares)
+    many = n > _FULL_NUMBERS_UP_TO
+    for i in range(n):
+        for j in range(n):
+            if many and shares[i, j] < 0.05:
+                continue  # a blank cell reads as "about none"; a 20 x 20 grid of 0.00 does not
+            text = f"{100 * shares[i, j]:.0f}" if many else f"{shares[i, j]:.2f}"
+            ax.text(j, i, text, ha="center", va="center", fontsize=5 if many else 7,
+                    color="white" if shares[i, j] > 0.6 else "black")
+
+
 def _confusion(dataset, summary, methods, path):
+    import textwrap
+
     import matplotlib.pyplot as plt
 
     names = dataset["class_names"]
-    columns = min(len(methods), 4)
+    many = len(names) > _FULL_NUMBERS_UP_TO
+    columns = min(len(methods), 3 if many else 4)
     rows = -(-len(methods) // columns)
-    size = 1.4 + 0.5 * len(names)
-    figure, axes = plt.subplots(rows, columns, figsize=(size * columns, size * rows + 0.6),
+    # a panel's side grows with the classes up to a cap, so that a 20-class grid stays a
+    # readable page rather than thousands of pixels a side
+    size = min(1.4 + 0.5 * len(names), 5.5)
+    figure, axes = plt.subplots(rows, columns, figsize=(size * columns, (size + 0.5) * rows + 0.8),
                                 squeeze=False)
     for ax in axes.flat[len(methods):]:
         ax.axis("off")
+    label_size = 5 if many else 7
     for index, (ax, method) in enumerate(zip(axes.flat, methods)):
         counts = np.asarray(summary[method]["confusion_matrix"], dtype=float)
         shares = counts / np.maximum(counts.sum(axis=1, keepdims=True), 1)
         ax.imshow(shares, cmap="Blues", vmin=0, vmax=1)
-        if len(names) <= 8:
-            for i in range(len(names)):
-                for j in range(len(names)):
-                    ax.text(j, i, f"{shares[i, j]:.2f}", ha="center", va="center", fontsize=7,
-                            color="white" if shares[i, j] > 0.6 else "black")
+        _cell_labels(ax, shares)
         row, column = divmod(index, columns)
         ax.set_xticks(range(len(names)), names if row == rows - 1 or index + columns >= len(methods)
-                      else [""] * len(names), rotation=60, ha="right", fontsize=7)
+                      else [""] * len(names), rotation=60, ha="right", fontsize=label_size)
         ax.set_yticks(range(len(names)), [f"{n} ({int(c)})" for n, c in zip(names, counts.sum(1))]
-                      if column == 0 else [""] * len(names), fontsize=7)
+                      if column == 0 else [""] * len(names), fontsize=label_size)
         accuracy = summary[method]["accuracy"]["mean"]
-        ax.set_title(f"{METHODS[method].label}\naccuracy {accuracy:.3f}", fontsize=8)
+        # wrapped to the panel's width, so that neighbouring titles never overlap
+        title = textwrap.fill(METHODS[method].label, width=max(int(size * 9), 18))
+        ax.set_title(f"{title}\naccuracy {accuracy:.3f}", fontsize=7)
     figure.supxlabel("predicted class", fontsize=8)
     figure.supylabel("true class (documents)", fontsize=8)
-    figure.suptitle(f"{dataset['title']}: confusion matrices (row shares, summed over splits)",
+    figure.suptitle(f"{dataset['title']}: confusion matrices (row shares"
+                    + (", in percent, shown from 5" if many else "") + "; summed over splits)",
                     fontsize=9)
     figure.tight_layout()
     _save(figure, path)
@@ -57,41 +79,61 @@ def _confusion(dataset, summary, methods, path):
 
 _FAMILY_COLORS = {"anchor": "tab:gray", "svd": "tab:blue", "skipgram": "tab:cyan",
                   "elmo": "tab:orange", "elmo-glove": "tab:red", "hybrid": "tab:green",
-                  "ablation": "tab:brown"}
+                  "ablation": "tab:brown", "general": "tab:purple"}
+_FAMILY_NAMES = {"anchor": "anchors (GloVe, MiniLM)", "svd": "SVD", "skipgram": "skip-gram",
+                 "elmo": "ELMo", "elmo-glove": "ELMo + GloVe", "hybrid": "TF-IDF + ELMo",
+                 "ablation": "ablations", "general": "the shipped biLM"}
 
 
 def _suite(results, summary, path):
-    """One panel per task: each method's mean accuracy with its std over splits."""
+    """The headline: each row's paired difference from the task's TF-IDF row, in points
+    (mean ± std over splits), every task on one common scale; dots and intervals, coloured
+    by family, with a legend."""
     import matplotlib.pyplot as plt
+    from matplotlib.lines import Line2D
 
-    keys = list(results["datasets"])
-    methods = results["settings"]["methods"]
-    figure, axes = plt.subplots(1, len(keys), figsize=(3.0 * len(keys) + 2.2, 0.32 * len(methods) + 1.4),
-                                sharey=True, squeeze=False)
+    from .paired import paired_differences
+
+    gaps = paired_differences(results)
+    keys = [k for k in results["datasets"] if gaps.get(k)]
+    methods = [m for m in results["settings"]["methods"] if any(m in gaps[k] for k in keys)]
+    if not keys or not methods:
+        return False
+    values = [100 * (g["mean"] + sign * g["std"]) for k in keys for g in gaps[k].values()
+              for sign in (-1, 1)]
+    low, high = min(min(values), 0), max(max(values), 0)
+    margin = 0.05 * (high - low or 1)
+    figure, axes = plt.subplots(1, len(keys), figsize=(2.6 * len(keys) + 2.6, 0.3 * len(methods) + 1.6),
+                                sharey=True, sharex=True, squeeze=False)
     positions = np.arange(len(methods))[::-1]
+    families = []
     for ax, key in zip(axes[0], keys):
-        here = [i for i, m in enumerate(methods) if m in summary[key]]  # rows the task has
-        means = np.array([summary[key][methods[i]]["accuracy"]["mean"] for i in here])
-        stds = np.array([summary[key][methods[i]]["accuracy"]["std"] for i in here])
-        colors = [_FAMILY_COLORS.get(METHODS[methods[i]].family, "black") for i in here]
-        ax.barh(positions[here], means - means.min() + 0.02, left=means.min() - 0.02,
-                color=colors, alpha=0.35, height=0.7)
-        ax.errorbar(means, positions[here], xerr=stds, fmt="o", color="black", markersize=3,
-                    capsize=2, linewidth=0.8)
-        tfidf = [summary[key][m]["accuracy"]["mean"] for m in ("tfidf", "tfidf-c10")
-                 if m in summary[key]]
-        if tfidf:
-            ax.axvline(max(tfidf), color="tab:gray", linestyle=":", linewidth=1)
+        for position, method in zip(positions, methods):
+            gap = gaps[key].get(method)
+            if gap is None:
+                continue
+            family = METHODS[method].family
+            families += [family] if family not in families else []
+            ax.errorbar(100 * gap["mean"], position, xerr=100 * gap["std"] if gap["splits"] > 1 else None,
+                        fmt="o", color=_FAMILY_COLORS.get(family, "black"), markersize=4,
+                        capsize=2, linewidth=1)
+        ax.axvline(0, color="black", linewidth=0.8)
         n = len(results["datasets"][key]["splits"])
-        ax.set_title(f"{results['datasets'][key]['title']} ({n} split{'s' * (n > 1)})", fontsize=9)
-        ax.set_xlabel("accuracy", fontsize=8)
+        ax.set_title(f"{results['datasets'][key]['title']}\n({n} split{'s' * (n > 1)})", fontsize=8)
+        ax.set_xlabel("points from TF-IDF", fontsize=8)
         ax.tick_params(labelsize=7)
         ax.grid(axis="x", alpha=0.3)
-    axes[0][0].set_yticks(positions, [METHODS[m].label for m in methods], fontsize=8)
-    figure.suptitle("Accuracy by method and task (mean ± std over splits; dotted: best TF-IDF)",
-                    fontsize=9)
-    figure.tight_layout()
+        ax.set_xlim(low - margin, high + margin)
+    axes[0][0].set_yticks(positions, [METHODS[m].label for m in methods], fontsize=7)
+    handles = [Line2D([], [], marker="o", linestyle="", color=_FAMILY_COLORS.get(f, "black"),
+                      label=_FAMILY_NAMES.get(f, f)) for f in families]
+    figure.legend(handles=handles, loc="lower center", ncol=min(len(handles), 4), fontsize=7,
+                  frameon=False, bbox_to_anchor=(0.5, -0.02))
+    figure.suptitle("Accuracy minus the better TF-IDF row, split by split (points; dot: mean, "
+                    "bar: std over splits; 0: TF-IDF)", fontsize=9)
+    figure.tight_layout(rect=(0, 0.05, 1, 1))
     _save(figure, path)
+    return True
 
 
 def _layer_weights(dataset, mixes, path):
@@ -148,8 +190,8 @@ def _perplexity(dataset, path):
     ax.yaxis.set_minor_formatter(ScalarFormatter())
     ax.set_xlabel("epoch")
     ax.set_ylabel("validation perplexity")
-    ax.set_title(f"{dataset['title']}: biLM pretraining (solid: defaults, dashed: GloVe start)",
-                 fontsize=8)
+    # the legend names each line style drawn; the title promises none
+    ax.set_title(f"{dataset['title']}: biLM pretraining", fontsize=8)
     ax.xaxis.get_major_locator().set_params(integer=True)
     ax.legend(handles=handles, fontsize=6, loc="upper right", title="colour: split",
               title_fontsize=6, handlelength=3)
@@ -164,8 +206,8 @@ def draw_figures(results: dict, summary: dict, output: Path) -> dict:
     matplotlib.use("Agg", force=False)  # files only, never a window
     methods = results["settings"]["methods"]
     drawn = {}
-    _suite(results, summary, output / "suite_accuracy.png")
-    drawn["suite"] = "suite_accuracy.png"
+    if _suite(results, summary, output / "suite_accuracy.png"):
+        drawn["suite"] = "suite_accuracy.png"
     for key, dataset in results["datasets"].items():
         name = f"{key}_confusion.png"
         _confusion(dataset, summary[key], list(summary[key]), output / name)

@@ -263,7 +263,7 @@ def render_markdown(results: dict, summary: dict, figures: dict) -> str:
                 for k, d in results["datasets"].items()]
         out += [""] + _suite_tables(results, summary)
         if "suite" in figures:
-            out += ["", f"![Accuracy by method and task]({figures['suite']})"]
+            out += ["", f"![Each row minus TF-IDF, by task]({figures['suite']})"]
         out += _targets_section(results, summary)
         out += paired_section(results)
     for key, dataset in results["datasets"].items():
