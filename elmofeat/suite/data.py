@@ -38,15 +38,17 @@ def _stratified_slice(X, y, size, seed):
     return kept, np.asarray(y_kept)
 
 
-def _cross_validated(task, data, target, size, folds, seed) -> tuple[list, str]:
+def _cross_validated(task, data, target, size, folds, seed, max_splits=None) -> tuple[list, str]:
     X, y = _stratified_slice(data, target, size, seed)
     X = np.asarray(X, dtype=object)
     splitter = StratifiedKFold(folds, shuffle=True, random_state=seed)
     splits = [Split(f"fold {k + 1}/{folds}", list(X[train]), y[train], list(X[test]), y[test])
-              for k, (train, test) in enumerate(splitter.split(X, y))]
+              for k, (train, test) in enumerate(splitter.split(X, y))][:max_splits]
     protocol = (f"{len(X):,} documents of {task.protocol.partition}, stratified {folds}-fold "
-                f"cross-validation (seed {seed}); every biLM is pretrained on the training "
-                "folds only")
+                f"cross-validation (seed {seed})"
+                + (f", its first {len(splits)} fold{'s' * (len(splits) > 1)} run"
+                   if len(splits) < folds else "")
+                + "; every biLM is pretrained on the training folds only")
     return splits, protocol
 
 
@@ -74,7 +76,8 @@ def load_dataset(key: str, settings, data_home=None) -> Dataset:
     sizes = [settings.size(name) for name in task.protocol.size_settings(key)]
     if isinstance(task.protocol, CrossValidation):
         splits, protocol = _cross_validated(task, bunch.data, bunch.target, *sizes,
-                                            settings.n_folds(key), settings.seed)
+                                            settings.n_folds(key), settings.seed,
+                                            settings.max_splits)
     else:
         splits, protocol = _fixed_split(task, bunch, *sizes, settings.seed)
     return Dataset(key, task.title, protocol, list(bunch.target_names), splits)
