@@ -77,7 +77,8 @@ class StackingVectorizer(TransformerMixin, BaseEstimator):
         The label-free fallback only: each block's weight (None: 1 for the first block,
         0.2 for the others, ``make_hybrid``'s).
     n_jobs : int, default=None
-        Processes of each block's C search (joblib's convention).
+        Processes of each block's C search and of its cross-fitted folds (joblib's
+        convention): it changes where the models fit, not what they learn (to rounding).
     random_state : int, RandomState instance or None, default=None
         Seeds the folds and the solvers; None gives fixed seeds, so that the same data
         gives the same features.
@@ -346,10 +347,15 @@ class StackingVectorizer(TransformerMixin, BaseEstimator):
         return np.hstack(scores) if cross_fit else None
 
     def _cross_fitted_head(self, name, features, y, folds, seed) -> np.ndarray:
+        from joblib import Parallel, delayed
+
+        # the folds' models in n_jobs processes (their C is chosen already); the scores
+        # are computed here, row by row, as transform computes them
+        heads = Parallel(n_jobs=self.n_jobs)(
+            delayed(_fitted_head)(features, y, train, self.C_[name], seed) for train, _ in folds)
         out = np.empty((len(y), self._width()))
-        for train, test in folds:
-            head = logistic_regression(self.C_[name], seed=seed).fit(features[train], y[train])
-            out[test] = _linear_scores(features[test], head.coef_, head.intercept_)
+        for (_, test), (coef, intercept) in zip(folds, heads):
+            out[test] = _linear_scores(features[test], coef, intercept)
         return out
 
     def _cross_fitted_classifier(self, estimator, documents, y, folds) -> np.ndarray:
@@ -412,6 +418,12 @@ class StackingVectorizer(TransformerMixin, BaseEstimator):
             else:
                 names += [f"{name}__{feature}" for feature in fitted.get_feature_names_out()]
         return np.asarray(names, dtype=object)
+
+
+def _fitted_head(features, y, train, C, seed) -> tuple:
+    """One fold's logistic regression at a chosen C: its weights and intercepts."""
+    head = logistic_regression(C, seed=seed).fit(features[train], y[train])
+    return head.coef_, head.intercept_
 
 
 def _centred(features):

@@ -198,6 +198,13 @@ def test_same_seed_same_features_and_batch_invariance(corpus, bilm):
     check_transform_independent_of_batch(_stack(bilm), X, y)
 
 
+def test_worker_processes_change_where_the_folds_fit_not_what_they_learn(corpus, bilm):
+    X, y = corpus
+    alone = _stack(bilm).fit_transform(X, y)
+    parallel = _stack(bilm, n_jobs=2).fit_transform(X, y)
+    np.testing.assert_allclose(parallel, alone, rtol=1e-5, atol=1e-6)
+
+
 def test_scikit_learn_contract(corpus, bilm, tmp_path):
     X, y = corpus
     stack = _stack(bilm)
