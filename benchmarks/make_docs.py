@@ -141,6 +141,14 @@ SECTIONS = [
      "The default `ElmoVectorizer` against all-MiniLM-L6-v2's `encode` (the suite's "
      "sentence-encoder anchor, the `minilm` extra) on the same AG News texts with the same "
      "threads, in one run (target: at least 5x)."),
+    ("stacking", "Stacked hybrid",
+     "`StackingVectorizer` against `make_hybrid` and its own blocks on the report's splits "
+     "and on 20 Newsgroups at 3,000 / 3,000 posts (issue 72), with its cost against the "
+     "default's features."),
+    ("quick_run", "The smoke run's time",
+     "`elmofeat benchmark --quick` as a user runs it (every row on each task's quick "
+     "slice, the first of 2 folds), timed from start to exit: the figure the README's "
+     "first lines quote (target: within 3 minutes on 2 cores)."),
     ("encoder_speed_fine_tuned", "Feature speed of a fine-tuned biLM",
      "The same comparison with `en-base` fine-tuned on labels (`ElmoClassifier`'s "
      "`predict_proba` and a fine-tuned `ElmoVectorizer`'s `transform`): a fine-tuned copy "

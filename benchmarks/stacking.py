@@ -250,6 +250,11 @@ def write(rows: dict, environment: dict | None = None) -> None:
                   if t in row["scores"] and t in other["scores"] else "" for t in tasks)]
               for name, row in rows.items() if name not in ("tfidf", "elmo")
               for label, other in others.items() if other is not None]
+    cost = [[f"{name} / elmo", *(
+                f"{np.mean(row['scores'][t]['seconds']) / np.mean(rows['elmo']['scores'][t]['seconds']):.2f}x"
+                if t in row["scores"] and t in rows.get("elmo", {}).get("scores", {}) else ""
+                for t in tasks)]
+            for name, row in rows.items() if name not in ("tfidf", "elmo")]
     markdown = (
         "## Stacked hybrid (issue 72)\n\n"
         "Each row's vectorizer, then the suite's classifier (dense features centred, C "
@@ -262,7 +267,10 @@ def write(rows: dict, environment: dict | None = None) -> None:
         + "\n\n" + _same_splits(rows, references)
         + "\n\nEach row minus another on the same splits, paired: in points, mean ± std "
         "(ddof=1) and the splits on which the row is above. A mean inside its spread is not "
-        "a win.\n\n" + markdown_table(["rows", *tasks], paired) + "\n")
+        "a win.\n\n" + markdown_table(["rows", *tasks], paired)
+        + "\n\nCost against the default's features (`elmo`, the same `ElmoVectorizer()` "
+        "features): each row's mean seconds per split over `elmo`'s.\n\n"
+        + markdown_table(["rows", *tasks], cost) + "\n")
     write_results(NAME, {"rows": rows}, markdown, environment=environment)
 
 
