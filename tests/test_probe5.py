@@ -531,9 +531,11 @@ def test_a_quick_run_never_writes_over_a_full_runs_report(tmp_path, capsys, monk
     assert (report / "report.md").read_text().endswith("the full run") and not ran
 
 
-def test_a_quick_run_has_its_own_default_folder(tmp_path, monkeypatch):
+def test_a_quick_run_has_its_own_default_folder(tmp_path, monkeypatch, data_home):
     from elmofeat.cli import main
 
+    # the data home as an absolute path: the command checks its data before it runs
+    monkeypatch.setenv("ELMOFEAT_DATA", str(data_home.resolve()))
     monkeypatch.chdir(tmp_path)
     written = {}
     monkeypatch.setattr("elmofeat.suite.run_benchmark",

@@ -178,11 +178,9 @@ def refuse_foreign_files(output: Path, option: str = "--output") -> None:
 def refuse_missing_data(settings, data_home) -> None:
     """Before anything runs: the data the settings read, all of it in the data home, or
     one line that says which command fetches what is missing."""
-    from ..datasets import missing_datasets
-    from ..datasets._base import get_data_home
-    from ..datasets._downloads import DOWNLOADS
+    from ..datasets import dataset_names, get_data_home, missing_datasets
 
-    needed = [key for key in settings.datasets if key in DOWNLOADS]
+    needed = [key for key in settings.datasets if key in dataset_names()]
     needed += ["glove-50d"] if settings.uses_glove else []
     missing = missing_datasets(needed, data_home)
     if missing:

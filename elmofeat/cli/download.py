@@ -23,8 +23,7 @@ def add_arguments(parser) -> None:
 
 
 def run(args) -> int:
-    from ..datasets import download_datasets, missing_datasets
-    from ..datasets._base import get_data_home
+    from ..datasets import download_datasets, get_data_home, missing_datasets
 
     names = list(NAMES) if "all" in args.names else (list(dict.fromkeys(args.names)) or list(MAIN_JOB))
     home = get_data_home(args.data_home)

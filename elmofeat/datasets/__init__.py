@@ -8,7 +8,7 @@ variable, else ``~/elmofeat_data``.
 from ._ag_news import clean_ag_news_text, load_ag_news
 from ._polarity import load_cr, load_mpqa
 from ._base import ChecksumError, RemoteFile, fetch_file, get_data_home
-from ._downloads import download_datasets, missing_datasets
+from ._downloads import dataset_names, download_datasets, missing_datasets
 from ._newsgroups import load_20newsgroups
 from ._r8 import load_r8
 
@@ -16,6 +16,7 @@ __all__ = [
     "ChecksumError",
     "RemoteFile",
     "clean_ag_news_text",
+    "dataset_names",
     "download_datasets",
     "fetch_file",
     "get_data_home",

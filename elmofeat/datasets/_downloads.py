@@ -112,6 +112,17 @@ DOWNLOADS = {
 MAIN_JOB = ("ag_news", "r8", "cr", "mpqa", "20ng", "glove-50d")
 
 
+def dataset_names() -> tuple:
+    """The names :func:`download_datasets` and ``elmofeat download`` know.
+
+    Examples
+    --------
+    >>> dataset_names()[:3]
+    ('ag_news', 'r8', 'cr')
+    """
+    return tuple(DOWNLOADS)
+
+
 def missing_datasets(names, data_home=None) -> list:
     """The names among ``names`` whose files are not all in the data home.
 

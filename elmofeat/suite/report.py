@@ -259,8 +259,7 @@ def render_markdown(results: dict, summary: dict, figures: dict) -> str:
         out.append(f"\nNot run: {label}: {reason}.")
     # a single split of a single task needs no suite tables, unless the run is the smoke
     # run, which shows every part of a report
-    if settings["quick"] or len(results["datasets"]) > 1 or any(
-            len(d["splits"]) > 1 for d in results["datasets"].values()):
+    if settings["quick"] or sum(len(d["splits"]) for d in results["datasets"].values()) > 1:
         out += ["", "## The suite", ""]
         out += [f"- **{d['title']}** ({TASKS[k].description}): {d['protocol']}."
                 for k, d in results["datasets"].items()]
