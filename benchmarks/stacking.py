@@ -23,8 +23,10 @@ Rows:
 * ``union``: ``make_hybrid()``'s construction with ``ElmoVectorizer()`` (one C for both
   blocks, the dense block at weight 0.2);
 * ``stacked``: ``StackingVectorizer([tfidf, elmo])`` at its defaults (a logistic
-  regression per block, C by log-loss, 5-fold cross-fitted scores) with ``n_jobs=3``:
-  its C searches and folds in worker processes, as the suite's classifier runs its own;
+  regression per block, C by log-loss, 5-fold cross-fitted scores, blended by one
+  weight per block) with ``n_jobs=3``: its C searches and folds in worker processes,
+  as the suite's classifier runs its own; ``stacked-scores``: ``combine="scores"``
+  (both blocks' scores side by side, the design measured first);
   ``stacked-char``: ``[tfidf, char, elmo]``; ``stacked-12``: ``[tfidf-12, elmo]``;
   ``stacked-nobag`` / ``stacked-bag4000``: with that ELMo block; ``stacked-lexical``:
   ``[tfidf, char]``, no ELMo.
@@ -87,9 +89,12 @@ def _lexical(kind: str):
 ROWS = {"tfidf": ["tfidf"], "tfidf-12": ["tfidf-12"], "char": ["char"],
         "elmo": ["elmo"], "elmo-nobag": ["elmo-nobag"], "elmo-bag4000": ["elmo-bag4000"],
         "union": ["union"],
-        "stacked": ["tfidf", "elmo"], "stacked-char": ["tfidf", "char", "elmo"],
+        "stacked": ["tfidf", "elmo"], "stacked-scores": ["tfidf", "elmo"],
+        "stacked-char": ["tfidf", "char", "elmo"],
         "stacked-12": ["tfidf-12", "elmo"], "stacked-nobag": ["tfidf", "elmo-nobag"],
         "stacked-bag4000": ["tfidf", "elmo-bag4000"], "stacked-lexical": ["tfidf", "char"]}
+#: rows whose StackingVectorizer is not at its default combine
+COMBINE = {"stacked-scores": "scores"}
 
 
 class _Shared:
@@ -159,7 +164,8 @@ def _vectorizer(row: str, features: ElmoFeatures, seed: int):
         return built[0][1], seconds
     # each block's C search in worker processes, as the suite's classifier runs its own
     stack = StackingVectorizer([(name, estimator) for name, estimator, _ in built],
-                               n_jobs=min(3, cpu_count()), random_state=seed)
+                               combine=COMBINE.get(row, "blend"), n_jobs=min(3, cpu_count()),
+                               random_state=seed)
     return stack, seconds
 
 

@@ -5,10 +5,10 @@ regression, its cross-fitted class scores the features that a classifier combine
 strength and a fixed block weight; a sparse block of tens of thousands of counts and a
 dense one of thousands of columns want different ones, and the union scored below the
 better of its own blocks on most tasks (issue 72). Here each block gets its own model
-and its own C, and the classifier downstream reads one score per class and block: how
-much to trust each block is learned from labels, as scikit-learn's
-``StackingClassifier`` learns it, but as a transformer, so that any classifier follows
-it in a Pipeline.
+and its own C, and its cross-fitted class scores are blended with one weight per block,
+learned from labels (:mod:`elmofeat._block_scores` says why one weight, not one per
+class): stacked generalisation as scikit-learn's ``StackingClassifier`` does it, but as
+a transformer, so that any classifier follows it in a Pipeline.
 """
 
 from __future__ import annotations
@@ -21,8 +21,10 @@ from sklearn.base import BaseEstimator, TransformerMixin, clone, is_classifier
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
+from ._block_scores import (blend, centred, fit_block_weights, fitted_head, linear_scores,
+                            stacked)
 from ._logistic import logistic_regression
-from ._param_validation import Interval, fit_context
+from ._param_validation import Interval, StrOptions, fit_context
 from .text import read_once, validate_documents
 
 #: The label-free fallback's weight of every block after the first (``make_hybrid``'s
@@ -40,15 +42,15 @@ def _default_blocks() -> list:
 
 class StackingVectorizer(TransformerMixin, BaseEstimator):
     """Blocks of document features combined by what each knows: a logistic regression
-    per block, with its own C, and their class scores as the features.
+    per block, with its own C, and their class scores, blended, as the features.
 
     ``fit_transform(X, y)`` returns, for each training document, the scores of models
     that did not see its label (cross-fitted over ``cv`` folds, as scikit-learn's
     :class:`~sklearn.preprocessing.TargetEncoder`); ``transform`` returns the scores of
-    the models fitted on every training document. A classifier after it (a
-    ``LogisticRegression`` in a Pipeline) learns how much each block is worth, so a
-    block that knows nothing about a task gets little weight instead of diluting the
-    others. Without ``y`` there is nothing to score: ``fit(X)`` falls back to
+    the models fitted on every training document. Each block's weight in the blend is
+    learned from the cross-fitted scores, so a block that knows nothing about a task
+    gets little weight instead of diluting the others; a classifier after it (a
+    ``LogisticRegression`` in a Pipeline) reads one score per class. Without ``y`` there is nothing to score: ``fit(X)`` falls back to
     ``make_hybrid``'s label-free union (each dense block centred and scaled to unit
     norm per document, weighted, beside the sparse ones as they are).
 
@@ -69,6 +71,15 @@ class StackingVectorizer(TransformerMixin, BaseEstimator):
         documents, from :data:`elmofeat._logistic.C_GRID` (chosen once, then used for
         each fold's model too: the folds' scores are out-of-fold in their weights, not
         in that one number).
+    combine : {"blend", "scores"}, default="blend"
+        What the features are, given labels. ``"blend"``: one score per class (one for
+        two classes), the blocks' scores summed with a non-negative weight per block,
+        the weights fitted by log-loss on the cross-fitted scores (so ``fit`` cross-fits
+        too). ``"scores"``: every block's scores side by side, for the classifier after
+        it to weigh; it learns ``n_classes`` weights per block and class, which few
+        documents per class cannot pin down (20 Newsgroups at 30 posts a class:
+        below the TF-IDF block alone). Old pickles, made before this parameter, load
+        with ``"scores"``, what they computed.
     cv : int, cross-validation generator or iterable, default=5
         The folds of ``fit_transform``'s scores: an int gives shuffled
         ``StratifiedKFold`` folds seeded by ``random_state``. Every class must be in
@@ -97,6 +108,8 @@ class StackingVectorizer(TransformerMixin, BaseEstimator):
         (supervised only; ``n_scores`` is 1 for two classes).
     C_ : dict of str to float
         The C of each transformer block's logistic regression (supervised only).
+    block_weights_ : dict of str to float
+        Each block's weight in the blend (``combine="blend"`` with labels only).
     means_ : dict of str to ndarray or None
         The training mean of each dense block's features (None for a sparse block).
 
@@ -113,10 +126,12 @@ class StackingVectorizer(TransformerMixin, BaseEstimator):
     >>> labels = ["sport", "business"] * 10
     >>> stack = StackingVectorizer([("words", TfidfVectorizer()),
     ...                             ("counts", CountVectorizer(binary=True))], cv=2)
-    >>> stack.fit_transform(texts, labels).shape  # one score per block (two classes)
-    (20, 2)
+    >>> stack.fit_transform(texts, labels).shape  # one blended score (two classes)
+    (20, 1)
     >>> stack.get_feature_names_out().tolist()
-    ['words__sport', 'counts__sport']
+    ['blend__sport']
+    >>> sorted(stack.block_weights_)
+    ['counts', 'words']
     >>> model = make_pipeline(stack, LogisticRegression()).fit(texts, labels)
     >>> model.predict(["a great goal"]).tolist()
     ['sport']
@@ -125,20 +140,26 @@ class StackingVectorizer(TransformerMixin, BaseEstimator):
     _parameter_constraints: dict = {
         "blocks": [list, None],
         "C": [Interval(Real, 0, None, closed="neither"), None],
+        "combine": [StrOptions({"blend", "scores"})],
         "cv": ["cv_object"],
         "weights": [dict, None],
         "n_jobs": [Integral, None],
         "random_state": ["random_state"],
     }
 
-    def __init__(self, blocks=None, *, C=None, cv=5, weights=None, n_jobs=None,
-                 random_state=None):
+    def __init__(self, blocks=None, *, C=None, combine="blend", cv=5, weights=None,
+                 n_jobs=None, random_state=None):
         self.blocks = blocks
         self.C = C
+        self.combine = combine
         self.cv = cv
         self.weights = weights
         self.n_jobs = n_jobs
         self.random_state = random_state
+
+    def __setstate__(self, state):
+        # pickled before combine existed: every block's scores, what it computed then
+        super().__setstate__({"combine": "scores", **state})
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -307,20 +328,23 @@ class StackingVectorizer(TransformerMixin, BaseEstimator):
             self.means_[name] = None if sp.issparse(features) else np.asarray(
                 features, dtype=np.float64).mean(0)
             parts.append(self._label_free_part(name, features))
-        for attribute in ("classes_", "coefs_", "intercepts_", "C_"):
+        for attribute in ("classes_", "coefs_", "intercepts_", "C_", "block_weights_"):
             self.__dict__.pop(attribute, None)
-        return _stacked(parts) if cross_fit else None
+        return stacked(parts) if cross_fit else None
 
     def _label_free_part(self, name, features):
         weight = self.weights_[name]
         if sp.issparse(features):
             return sp.csr_matrix(features, dtype=np.float64) * weight
-        centred = np.asarray(features, dtype=np.float64) - self.means_[name]
-        norms = np.linalg.norm(centred, axis=1, keepdims=True)
-        return centred / np.where(norms > 0, norms, 1.0) * weight
+        dense = np.asarray(features, dtype=np.float64) - self.means_[name]
+        norms = np.linalg.norm(dense, axis=1, keepdims=True)
+        return dense / np.where(norms > 0, norms, 1.0) * weight
 
     def _fit_supervised(self, blocks, documents, y, cross_fit):
         seed = self._seed()
+        # the blend's weights are learned from scores of models that did not see the
+        # document: fit cross-fits too
+        cross_fit = cross_fit or self.combine == "blend"
         folds = self._folds(y, seed) if cross_fit else None
         self.classes_ = np.unique(y)
         self.blocks_, self.means_, self.C_, self.coefs_, self.intercepts_ = [], {}, {}, {}, {}
@@ -334,7 +358,7 @@ class StackingVectorizer(TransformerMixin, BaseEstimator):
             else:
                 fitted = clone(estimator)
                 features = fitted.fit_transform(documents, y)
-                features, self.means_[name] = _centred(features)
+                features, self.means_[name] = centred(features)
                 search = logistic_regression(self.C, seed=seed, n_jobs=self.n_jobs,
                                              scoring="neg_log_loss")
                 search.fit(features, y)
@@ -344,6 +368,11 @@ class StackingVectorizer(TransformerMixin, BaseEstimator):
                     scores.append(self._cross_fitted_head(name, features, y, folds, seed))
             self.blocks_.append((name, fitted))
         self.__dict__.pop("weights_", None)
+        self.__dict__.pop("block_weights_", None)
+        if self.combine == "blend":
+            weights = fit_block_weights(scores, np.searchsorted(self.classes_, y))
+            self.block_weights_ = {name: float(w) for (name, _), w in zip(blocks, weights)}
+            return blend(scores, weights)
         return np.hstack(scores) if cross_fit else None
 
     def _cross_fitted_head(self, name, features, y, folds, seed) -> np.ndarray:
@@ -352,10 +381,10 @@ class StackingVectorizer(TransformerMixin, BaseEstimator):
         # the folds' models in n_jobs processes (their C is chosen already); the scores
         # are computed here, row by row, as transform computes them
         heads = Parallel(n_jobs=self.n_jobs)(
-            delayed(_fitted_head)(features, y, train, self.C_[name], seed) for train, _ in folds)
+            delayed(fitted_head)(features, y, train, self.C_[name], seed) for train, _ in folds)
         out = np.empty((len(y), self._width()))
         for (_, test), (coef, intercept) in zip(folds, heads):
-            out[test] = _linear_scores(features[test], coef, intercept)
+            out[test] = linear_scores(features[test], coef, intercept)
         return out
 
     def _cross_fitted_classifier(self, estimator, documents, y, folds) -> np.ndarray:
@@ -403,51 +432,25 @@ class StackingVectorizer(TransformerMixin, BaseEstimator):
                 continue
             if self.means_[name] is not None:
                 features = np.asarray(features, dtype=np.float64) - self.means_[name]
-            parts.append(_linear_scores(features, self.coefs_[name], self.intercepts_[name]))
-        return _stacked(parts)
+            parts.append(linear_scores(features, self.coefs_[name], self.intercepts_[name]))
+        if self.supervised_ and hasattr(self, "block_weights_"):
+            return blend(parts, list(self.block_weights_.values()))
+        return stacked(parts)
 
     def get_feature_names_out(self, input_features=None) -> np.ndarray:
-        """``"<block>__<class>"`` per block (the positive class alone for two classes),
-        or, label-free, ``"<block>__<feature>"`` per block feature."""
+        """``"blend__<class>"`` (the positive class alone for two classes), or with
+        ``combine="scores"`` ``"<block>__<class>"`` per block, or, label-free,
+        ``"<block>__<feature>"`` per block feature."""
         check_is_fitted(self, "blocks_")
+        classes = getattr(self, "classes_", None)
+        if classes is not None and len(classes) == 2:
+            classes = classes[1:]
+        if self.supervised_ and hasattr(self, "block_weights_"):
+            return np.asarray([f"blend__{label}" for label in classes], dtype=object)
         names = []
         for name, fitted in self.blocks_:
             if self.supervised_:
-                classes = self.classes_[1:] if len(self.classes_) == 2 else self.classes_
                 names += [f"{name}__{label}" for label in classes]
             else:
                 names += [f"{name}__{feature}" for feature in fitted.get_feature_names_out()]
         return np.asarray(names, dtype=object)
-
-
-def _fitted_head(features, y, train, C, seed) -> tuple:
-    """One fold's logistic regression at a chosen C: its weights and intercepts."""
-    head = logistic_regression(C, seed=seed).fit(features[train], y[train])
-    return head.coef_, head.intercept_
-
-
-def _centred(features):
-    """Dense features as float64 minus their mean (and the mean), sparse ones as CSR."""
-    if sp.issparse(features):
-        return sp.csr_matrix(features, dtype=np.float64), None
-    features = np.asarray(features, dtype=np.float64)
-    mean = features.mean(0)
-    return features - mean, mean
-
-
-def _linear_scores(features, coef, intercept) -> np.ndarray:
-    """``features @ coef.T + intercept``, each row on its own (a sparse product is row by
-    row already; a dense one runs one row at a time on one BLAS thread), so that a
-    document's scores never depend on its batch."""
-    from .mixes.base import one_blas_thread, rowwise_product
-
-    if sp.issparse(features):
-        return np.asarray(features @ coef.T) + intercept
-    with one_blas_thread():
-        return rowwise_product(features, coef.T) + intercept
-
-
-def _stacked(parts):
-    if any(sp.issparse(part) for part in parts):
-        return sp.hstack(parts, format="csr")
-    return np.hstack(parts)

@@ -50,7 +50,7 @@ class Noise(TransformerMixin, BaseEstimator):
 
 def test_scores_are_each_blocks_own_logistic_regression(corpus, bilm):
     X, y = corpus
-    stack = _stack(bilm, C=3.0).fit(X, y)
+    stack = _stack(bilm, C=3.0, combine="scores").fit(X, y)
     out = stack.transform(X[:20])
     assert out.shape == (20, 2 * 4) and out.dtype == np.float64
     words = TfidfVectorizer().fit(X)
@@ -84,7 +84,8 @@ def test_c_is_searched_per_block(corpus):
 def test_fit_transform_scores_never_saw_their_own_label(corpus):
     X, y = corpus
     folds = list(StratifiedKFold(3, shuffle=True, random_state=0).split(X, y))
-    stack = StackingVectorizer([("words", TfidfVectorizer())], C=1.0, cv=folds)
+    stack = StackingVectorizer([("words", TfidfVectorizer())], C=1.0, cv=folds,
+                               combine="scores")
     scores = stack.fit_transform(X, y)
     changed = y.copy()
     i = folds[0][1][0]  # a document of the first test fold
@@ -101,10 +102,13 @@ def test_fit_transform_scores_never_saw_their_own_label(corpus):
 def test_two_classes_give_one_score_per_block(corpus, bilm):
     X, y = corpus
     binary = np.where(y < 2, "low", "high")
-    stack = _stack(bilm)
+    stack = _stack(bilm, combine="scores")
     out = stack.fit_transform(X, binary)
     assert out.shape == (len(X), 2)
     assert stack.get_feature_names_out().tolist() == ["words__low", "elmo__low"]
+    blended = _stack(bilm)
+    assert blended.fit_transform(X, binary).shape == (len(X), 1)
+    assert blended.get_feature_names_out().tolist() == ["blend__low"]
     model = make_pipeline(_stack(bilm), LogisticRegression()).fit(X, binary)
     assert set(model.predict(X[:8])) <= {"low", "high"}
 
@@ -124,7 +128,7 @@ def test_a_classifier_block_gives_its_own_cross_fitted_scores(corpus, bilm):
     X, y = corpus
     classifier = make_pipeline(TfidfVectorizer(), LogisticRegression(C=2.0))
     folds = list(StratifiedKFold(2, shuffle=True, random_state=0).split(X, y))
-    stack = StackingVectorizer([("clf", classifier)], cv=folds)
+    stack = StackingVectorizer([("clf", classifier)], cv=folds, combine="scores")
     scores = stack.fit_transform(X, y)
     for train, test in folds:
         model = clone(classifier).fit([X[i] for i in train], y[train])
@@ -134,7 +138,7 @@ def test_a_classifier_block_gives_its_own_cross_fitted_scores(corpus, bilm):
     # ElmoClassifier as a block: fine-tuned once per fold, then on every document
     elmo = ElmoClassifier(bilm, epochs=1, cache_dir=None, C=1.0, random_state=0)
     stack = StackingVectorizer([("words", TfidfVectorizer()), ("elmo", elmo)], cv=2,
-                               random_state=0)
+                               random_state=0, combine="scores")
     out = stack.fit_transform(X[:60], y[:60])
     assert out.shape == (60, 8) and np.isfinite(out).all()
     np.testing.assert_allclose(stack.transform(X[:4])[:, 4:],
@@ -190,6 +194,65 @@ def test_bad_settings_and_labels_are_named(corpus):
         stack.fit(X, np.linspace(0, 1, len(X)))
 
 
+def test_the_blend_is_each_blocks_cross_fitted_scores_under_one_weight(corpus, bilm):
+    from scipy.special import log_softmax
+
+    X, y = corpus
+    y = np.where(np.arange(len(y)) % 5 == 0, (y + 1) % 4, y)  # not separable: a finite optimum
+    folds = list(StratifiedKFold(3, shuffle=True, random_state=0).split(X, y))
+    scores = _stack(bilm, cv=folds, combine="scores")
+    side_by_side = scores.fit_transform(X, y)
+    stack = _stack(bilm, cv=folds)
+    out = stack.fit_transform(X, y)
+    weights = np.array([stack.block_weights_["words"], stack.block_weights_["elmo"]])
+    assert out.shape == (len(X), 4) and (weights >= 0).all()
+    np.testing.assert_allclose(out, weights[0] * side_by_side[:, :4] + weights[1] * side_by_side[:, 4:])
+    new = scores.transform(X[:9])
+    np.testing.assert_allclose(stack.transform(X[:9]), weights[0] * new[:, :4] + weights[1] * new[:, 4:])
+    # fit alone learns the same weights: from cross-fitted scores, not in-sample ones
+    assert clone(stack).fit(X, y).block_weights_ == stack.block_weights_
+
+    # the weights minimise the log-loss of softmax(blend + an intercept per class)
+    def loss(w, b):
+        z = w[0] * side_by_side[:, :4] + w[1] * side_by_side[:, 4:] + b
+        return -log_softmax(z, axis=1)[np.arange(len(y)), y].mean()
+
+    from scipy.optimize import minimize
+    best = minimize(lambda b: loss(weights, b), np.zeros(4)).fun
+    for other in ([weights[0] * 1.2, weights[1]], [weights[0], weights[1] + 0.1], [1.0, 1.0]):
+        assert best <= minimize(lambda b: loss(np.array(other), b), np.zeros(4)).fun + 1e-6
+
+
+def test_a_block_that_knows_nothing_adds_almost_nothing_to_the_blend(corpus):
+    """Each block's share of the blend, its weight times the spread of its scores: the
+    words' carries it, the noise block's is near zero."""
+    X, y = corpus
+    blocks = [("words", TfidfVectorizer()), ("noise", Noise())]
+    scores = StackingVectorizer(blocks, cv=3, random_state=0, combine="scores")
+    side_by_side = scores.fit_transform(X, y)
+    stack = StackingVectorizer(blocks, cv=3, random_state=0).fit(X, y)
+    weights = stack.block_weights_
+    assert sum(weights.values()) == pytest.approx(1.0)
+    words = weights["words"] * side_by_side[:, :4].std()
+    noise = weights["noise"] * side_by_side[:, 4:].std()
+    assert noise < 0.05 * words
+
+
+def test_pickles_made_before_combine_keep_their_features(corpus, bilm):
+    import pickle
+
+    X, y = corpus
+    old = _stack(bilm, combine="scores").fit(X, y)
+    state = old.__getstate__()
+    del state["combine"]  # as pickled before the parameter existed
+    loaded = StackingVectorizer.__new__(StackingVectorizer)
+    loaded.__setstate__(state)
+    assert loaded.combine == "scores"
+    np.testing.assert_array_equal(loaded.transform(X[:5]), old.transform(X[:5]))
+    np.testing.assert_array_equal(pickle.loads(pickle.dumps(loaded)).transform(X[:5]),
+                                  old.transform(X[:5]))
+
+
 def test_same_seed_same_features_and_batch_invariance(corpus, bilm):
     X, y = corpus
     a = _stack(bilm, random_state=5).fit_transform(X, y)
@@ -221,7 +284,7 @@ def test_scikit_learn_contract(corpus, bilm, tmp_path):
     check_pickle_in_fresh_process(stack, X, y, tmp_path=tmp_path)
     check_safe_file_in_fresh_process(stack, X, y, tmp_path=tmp_path)
     frame = clone(stack).set_output(transform="pandas").fit_transform(X, y)
-    assert isinstance(frame, pd.DataFrame) and list(frame.columns)[:2] == ["words__0", "words__1"]
+    assert isinstance(frame, pd.DataFrame) and list(frame.columns)[:2] == ["blend__0", "blend__1"]
 
 
 def test_grid_search_reaches_inside_the_blocks_and_shares_the_fitted_bilm(corpus, bilm):
