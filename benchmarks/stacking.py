@@ -251,11 +251,16 @@ def write(rows: dict, environment: dict | None = None) -> None:
     others = {"tfidf": rows.get("tfidf"), "elmo": rows.get("elmo"),
               "report make_hybrid": references.get("general-hybrid"),
               "report MiniLM": references.get("minilm")}
+    # the blend against the side-by-side scores it replaced
+    pairs = [(name, label, other) for name, row in rows.items() if name not in ("tfidf", "elmo")
+             for label, other in others.items() if other is not None]
+    if "stacked" in rows and "stacked-scores" in rows:
+        pairs.append(("stacked", "stacked-scores", rows["stacked-scores"]))
     paired = [[f"{name} minus {label}", *(
-                  paired_cell(row, other, t)
-                  if t in row["scores"] and t in other["scores"] else "" for t in tasks)]
-              for name, row in rows.items() if name not in ("tfidf", "elmo")
-              for label, other in others.items() if other is not None]
+                  paired_cell(rows[name], other, t)
+                  if t in rows[name]["scores"] and t in other["scores"] else "" for t in tasks)]
+              for name, label, other in pairs]
+    long_posts = _long_posts(rows)
     cost = [[f"{name} / elmo", *(
                 f"{np.mean(row['scores'][t]['seconds']) / np.mean(rows['elmo']['scores'][t]['seconds']):.2f}x"
                 if t in row["scores"] and t in rows.get("elmo", {}).get("scores", {}) else ""
@@ -276,8 +281,34 @@ def write(rows: dict, environment: dict | None = None) -> None:
         "a win.\n\n" + markdown_table(["rows", *tasks], paired)
         + "\n\nCost against the default's features (`elmo`, the same `ElmoVectorizer()` "
         "features): each row's mean seconds per split over `elmo`'s.\n\n"
-        + markdown_table(["rows", *tasks], cost) + "\n")
+        + markdown_table(["rows", *tasks], cost) + "\n" + long_posts)
     write_results(NAME, {"rows": rows}, markdown, environment=environment)
+
+
+#: the lexical rows a user of long posts would tune, and the tasks of long posts
+LEXICAL, LONG_TASKS = ("tfidf", "tfidf-12", "char"), ("20ng", "20ng-3000")
+
+
+def _long_posts(rows: dict) -> str:
+    """Each row on the long posts against the strongest lexical row alone on the same
+    split (the best of ``LEXICAL`` there), in points; empty without lexical rows."""
+    best = {}
+    for task in LONG_TASKS:
+        lexical = [(rows[r]["scores"][task]["mean"], r) for r in LEXICAL
+                   if r in rows and task in rows[r]["scores"]]
+        if lexical:
+            best[task] = max(lexical)
+    if not best:
+        return ""
+    table = [[name, *(f"{100 * (row['scores'][t]['mean'] - best[t][0]):+.2f}"
+                      if t in best and t in row["scores"] else "" for t in LONG_TASKS)]
+             for name, row in rows.items()]
+    table.append(["(the strongest lexical row)",
+                  *(f"{best[t][1]} {best[t][0]:.4f}" if t in best else "" for t in LONG_TASKS)])
+    return ("\n## Long posts: each row against the strongest lexical row alone\n\n"
+            "On 20 Newsgroups (one split each), each row minus the best of the lexical rows "
+            f"({', '.join(f'`{r}`' for r in LEXICAL)}) on that sample, in points.\n\n"
+            + markdown_table(["row", *LONG_TASKS], table) + "\n")
 
 
 def main():

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import json
 import pickle
-import subprocess
-import sys
 import textwrap
 import warnings
 
@@ -26,6 +24,8 @@ from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import Pipeline
 
 from elmofeat.exceptions import ElmofeatVersionWarning
+
+from .fresh_process import run_fresh
 
 
 def make_topic_corpus(n_documents=120, n_topics=4, seed=0):
@@ -202,9 +202,9 @@ def check_accepts_iterables(estimator, X, y):
 
 
 def _load_in_fresh_process(save, load, outputs, X, tmp_path, prelude="") -> np.ndarray:
-    """Save with ``save(path)``; in a new Python process (warnings as errors) run
-    ``prelude``, load the file with the statement ``load`` (binding ``model``) and return
-    ``outputs`` there."""
+    """Save with ``save(path)``; in a fresh process (:mod:`tests.fresh_process`; warnings
+    as errors) run ``prelude``, load the file with the statement ``load`` (binding
+    ``model``) and return ``outputs`` there."""
     model_path, docs_path, out_path = (tmp_path / n for n in ("model", "d.json", "o.npy"))
     save(model_path)
     docs_path.write_text(json.dumps(X))
@@ -218,7 +218,7 @@ def _load_in_fresh_process(save, load, outputs, X, tmp_path, prelude="") -> np.n
         np.save({str(out_path)!r}, {outputs})
         """
     )
-    subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, timeout=300)
+    run_fresh(code, tmp_path)
     return np.load(out_path)
 
 

@@ -270,16 +270,19 @@ def _hybrid_of(which):
 
 def _stacked_of(which):
     def make(context):
+        from joblib import cpu_count
         from sklearn.feature_extraction.text import TfidfVectorizer
 
         from ..elmo.vectorizer import ElmoVectorizer
         from ..stacking import StackingVectorizer
 
         # its blocks are the rows "tfidf" and "general-<default mix>", so that the report
-        # pairs it with the better of its own blocks
+        # pairs it with the better of its own blocks; its C searches and folds in worker
+        # processes, as the classifier's C search
         elmo = ElmoVectorizer(context.bilms[which], cache_dir=None, random_state=context.seed)
         return StackingVectorizer([("tfidf", TfidfVectorizer(sublinear_tf=True)),
-                                   ("elmo", elmo)], random_state=context.seed)
+                                   ("elmo", elmo)], n_jobs=min(3, cpu_count()),
+                                  random_state=context.seed)
     return make
 
 
@@ -406,8 +409,7 @@ register_method(MethodSpec(
     bilm="general", cost_per_token=180e-6, groups=("general",)))
 register_method(MethodSpec(
     "general-stacked", f"TF-IDF + ELMo {GENERAL_MODEL} (StackingVectorizer)", "hybrid",
-    _stacked_of("general"), bilm="general", cost_per_token=200e-6, groups=("general",),
-    default=False))
+    _stacked_of("general"), bilm="general", cost_per_token=200e-6, groups=("general",)))
 register_method(MethodSpec(
     "general-hybrid-search", f"TF-IDF + ELMo {GENERAL_MODEL} (make_hybrid, weight searched, C=10)",
     "hybrid",

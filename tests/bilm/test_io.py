@@ -2,8 +2,6 @@
 
 import pickle
 from pathlib import Path
-import subprocess
-import sys
 import textwrap
 
 import joblib
@@ -13,6 +11,8 @@ import torch
 
 from elmofeat import BiLM
 from elmofeat.exceptions import ElmofeatVersionWarning
+
+from ..fresh_process import run_fresh
 
 
 def test_save_and_load_round_trip(fitted, corpus, tmp_path):
@@ -110,7 +110,7 @@ def test_pickle_stores_numpy_weights_and_loads_in_a_fresh_process(fitted, corpus
         bilm = joblib.load({str(path)!r})
         np.save({str(tmp_path / 'out.npy')!r}, np.concatenate(bilm.embed({corpus[:3]!r})))
     """)
-    subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, timeout=300)
+    run_fresh(code, tmp_path)
     np.testing.assert_array_equal(np.load(tmp_path / "out.npy"), np.concatenate(expected))
     restored = pickle.loads(pickle.dumps(fitted))
     np.testing.assert_array_equal(np.concatenate(restored.embed(corpus[:3])), np.concatenate(expected))
