@@ -89,6 +89,12 @@ def make_hybrid(elmo=None, *, tfidf=None, elmo_weight=DEFAULT_ELMO_WEIGHT) -> Fe
     0.1, 0.2 and 0.35) and its report gives their paired difference from TF-IDF, with
     the spread over splits. It keeps the frozen mix, with which its weight was chosen.
 
+    With labels, prefer :class:`StackingVectorizer`: each block's own model and C, their
+    scores blended by weights learned from the labels. On the suite's splits it is above
+    this union on every task (``benchmarks/results/stacking.md``); without labels it
+    falls back to this union, which stays the label-free construction (features for
+    clustering, retrieval, or a classifier fitted elsewhere).
+
     Examples
     --------
     >>> from sklearn.linear_model import LogisticRegression

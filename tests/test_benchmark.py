@@ -18,7 +18,8 @@ from elmofeat.suite.report import render_markdown, summarize
 # out included (SVD's 300 components need a vocabulary of 300 words, which these
 # slices have).
 TINY = dict(datasets=("ag_news", "cr"), methods=METHODS.names(), folds=2,
-            sizes={"ag_news_documents": 400, "cr_documents": 600}, bilm_dim=16, bilm_epochs=1, mix_epochs=1, mix_cv=2)
+            sizes={"ag_news_documents": 400, "cr_documents": 600}, bilm_dim=16, bilm_epochs=1,
+            mix_epochs=1, mix_cv=2, finetune_epochs=1, search_cv=2)
 
 
 @pytest.fixture(scope="module")
@@ -691,3 +692,24 @@ def test_the_smoke_run_runs_one_fold_of_each_cross_validated_task(data_home):
     assert "max_splits" not in BenchmarkSettings().to_dict()
     with pytest.raises(ValueError, match="max_splits must be an integer >= 1"):
         BenchmarkSettings(max_splits=0)
+
+
+def test_fine_tuning_epochs_and_search_folds_are_settings_of_a_small_run():
+    """The tests' small run fine-tunes for one epoch and searches on 2 inner folds; the
+    full suite leaves both to the defaults, and its results record neither."""
+    from elmofeat.suite.methods import Context, make_model
+
+    small = BenchmarkSettings(datasets=("cr",), finetune_epochs=1, search_cv=2)
+    context = Context(seed=0, settings=small, bilms={"general": "en-base", "default": "en-base"})
+    assert make_model(METHODS["general-finetuned"], context).epochs == 1
+    assert make_model(METHODS["hybrid-search"], context).cv.get_n_splits() == 2
+    assert small.to_dict()["finetune_epochs"] == 1 and small.to_dict()["search_cv"] == 2
+    assert BenchmarkSettings.from_dict(small.to_dict()) == small
+    full = Context(seed=0, settings=BenchmarkSettings(datasets=("cr",)), bilms={"general": "en-base", "default": "en-base"})
+    assert make_model(METHODS["general-finetuned"], full).epochs == 3
+    assert make_model(METHODS["hybrid-search"], full).cv.get_n_splits() == 3
+    assert not {"finetune_epochs", "search_cv"} & set(BenchmarkSettings().to_dict())
+    with pytest.raises(ValueError, match="search_cv must be >= 2"):
+        BenchmarkSettings(search_cv=1)
+    with pytest.raises(ValueError, match="finetune_epochs must be >= 1"):
+        BenchmarkSettings(finetune_epochs=0)

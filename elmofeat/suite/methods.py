@@ -201,7 +201,8 @@ def make_model(method: MethodSpec, context: Context):
                           classifier(method.C, context.seed))
     if method.grid is None:
         return model
-    folds = StratifiedKFold(3, shuffle=True, random_state=context.seed)
+    folds = StratifiedKFold(context.settings.search_cv or 3, shuffle=True,
+                            random_state=context.seed)
     return GridSearchCV(model, method.grid, cv=folds)
 
 
@@ -254,7 +255,7 @@ def _fine_tuned(which):
 
         # the head's C search in worker processes, as every other row's (classifier())
         return ElmoClassifier(context.bilms[which], cache_dir=None, n_jobs=min(3, cpu_count()),
-                              random_state=context.seed)
+                              random_state=context.seed, **context.settings.finetune_params())
     return make
 
 

@@ -53,6 +53,10 @@ class BenchmarkSettings:
         Run only the first ``max_splits`` folds of each cross-validated task (None:
         every fold). :meth:`quick_run` runs one, so that the smoke run stays a few
         minutes with every row on every task.
+    finetune_epochs : int, default=None
+        Epochs of the fine-tuned rows (None: ``ElmoClassifier``'s default).
+    search_cv : int, default=None
+        Inner folds of the rows that search parameters (``GridSearchCV``; None: 3).
 
     Examples
     --------
@@ -86,6 +90,8 @@ class BenchmarkSettings:
     # SkipGramVectorizer's epochs (None: its "auto", up to 100 passes over a small slice).
     skipgram_epochs: int | None = None
     max_splits: int | None = None
+    finetune_epochs: int | None = None
+    search_cv: int | None = None
 
     def __post_init__(self):
         datasets = (tuple(k for k, t in TASKS.items() if t.default) if self.datasets is None
@@ -136,11 +142,12 @@ class BenchmarkSettings:
         object.__setattr__(self, "sizes", {k: v for k, v in self.sizes.items() if v is not None})
         if self.folds is not None and (int(self.folds) != self.folds or self.folds < 2):
             raise ValueError(f"folds must be an integer >= 2, got {self.folds}")
-        for name in ("bilm_dim", "bilm_epochs", "mix_epochs", "skipgram_epochs"):
+        for name in ("bilm_dim", "bilm_epochs", "mix_epochs", "skipgram_epochs", "finetune_epochs"):
             if getattr(self, name) is not None and getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
-        if self.mix_cv is not None and self.mix_cv < 2:
-            raise ValueError(f"mix_cv must be >= 2, got {self.mix_cv}")
+        for name in ("mix_cv", "search_cv"):
+            if getattr(self, name) is not None and getattr(self, name) < 2:
+                raise ValueError(f"{name} must be >= 2, got {getattr(self, name)}")
         if self.max_splits is not None and (int(self.max_splits) != self.max_splits
                                             or self.max_splits < 1):
             raise ValueError(f"max_splits must be an integer >= 1, got {self.max_splits}")
@@ -214,6 +221,10 @@ class BenchmarkSettings:
             params["cv"] = self.mix_cv
         return params
 
+    def finetune_params(self) -> dict:
+        """The overrides of ElmoClassifier's defaults (empty in the full suite)."""
+        return {} if self.finetune_epochs is None else {"epochs": self.finetune_epochs}
+
     def skipgram_params(self) -> dict:
         """The overrides of SkipGramVectorizer's defaults (empty in the full suite)."""
         return {} if self.skipgram_epochs is None else {"epochs": self.skipgram_epochs}
@@ -234,7 +245,9 @@ class BenchmarkSettings:
                 "mix_epochs": self.mix_epochs, "mix_cv": self.mix_cv,
                 "skipgram_epochs": self.skipgram_epochs,
                 # absent where unset: the results of runs before it read the same
-                **({"max_splits": self.max_splits} if self.max_splits is not None else {})}
+                **{name: getattr(self, name)
+                   for name in ("max_splits", "finetune_epochs", "search_cv")
+                   if getattr(self, name) is not None}}
 
     @classmethod
     def from_dict(cls, data: dict) -> "BenchmarkSettings":
