@@ -330,13 +330,15 @@ def main():
         return
     rows = stored["rows"]
     names = args.rows or list(ROWS)
-    scores = score_rows(names, splits_of(Path(get_data_home(args.data_home)), args.tasks))
-    for name in names:
-        previous = rows.get(name, {}).get("scores", {})
-        rows[name] = {"blocks": ROWS[name], "measured": {"cpu": cpu_description(),
-                                                         "date": time.strftime("%Y-%m-%d")},
-                      "scores": {**previous, **scores[name]}}
-    write(rows)
+    # written after each task, so that a run stopped midway keeps the tasks it finished
+    for task, task_splits in splits_of(Path(get_data_home(args.data_home)), args.tasks).items():
+        scores = score_rows(names, {task: task_splits})
+        for name in names:
+            previous = rows.get(name, {}).get("scores", {})
+            rows[name] = {"blocks": ROWS[name], "measured": {"cpu": cpu_description(),
+                                                             "date": time.strftime("%Y-%m-%d")},
+                          "scores": {**previous, **scores[name]}}
+        write(rows)
 
 
 if __name__ == "__main__":
