@@ -21,9 +21,25 @@ from ._logistic import logistic_regression
 
 
 def fitted_head(features, y, train, C, seed) -> tuple:
-    """One fold's logistic regression at a chosen C: its weights and intercepts."""
+    """One fold's logistic regression at a chosen C: its weights, intercepts and the
+    classes it saw."""
     head = logistic_regression(C, seed=seed).fit(features[train], y[train])
-    return head.coef_, head.intercept_
+    return head.coef_, head.intercept_, head.classes_
+
+
+def every_class(scores: np.ndarray, seen: np.ndarray, classes: np.ndarray) -> np.ndarray:
+    """Scores of a model that saw some of ``classes`` only (a class with fewer documents
+    than folds is missing from some folds' training part), one column per class: a class
+    it never saw gets the lowest score it gives any class of these documents, as it has
+    no evidence for it. ``(n, 1)`` scores of a model that saw two classes are the second
+    class's against the first."""
+    if len(seen) == len(classes):
+        return scores
+    if scores.shape[1] == 1 and len(seen) == 2:
+        scores = np.hstack([-scores / 2, scores / 2])
+    out = np.full((len(scores), len(classes)), scores.min())
+    out[:, np.searchsorted(classes, seen)] = scores
+    return out
 
 
 def centred(features):

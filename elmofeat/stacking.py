@@ -13,6 +13,7 @@ a transformer, so that any classifier follows it in a Pipeline.
 
 from __future__ import annotations
 
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -21,8 +22,8 @@ from sklearn.base import BaseEstimator, TransformerMixin, clone, is_classifier
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
-from ._block_scores import (blend, centred, fit_block_weights, fitted_head, linear_scores,
-                            stacked)
+from ._block_scores import (blend, centred, every_class, fit_block_weights, fitted_head,
+                            linear_scores, stacked)
 from ._logistic import logistic_regression
 from ._param_validation import Interval, StrOptions, fit_context
 from .text import read_once, validate_documents
@@ -82,8 +83,10 @@ class StackingVectorizer(TransformerMixin, BaseEstimator):
         with ``"scores"``, what they computed.
     cv : int, cross-validation generator or iterable, default=5
         The folds of ``fit_transform``'s scores: an int gives shuffled
-        ``StratifiedKFold`` folds seeded by ``random_state``. Every class must be in
-        every fold's training part.
+        ``StratifiedKFold`` folds seeded by ``random_state``. With two classes, both must
+        be in every fold's training part. With more, a class with fewer documents than
+        folds is missing from some (a ``UserWarning`` says so): the models of those folds
+        give it the lowest score they give any class of their held-out documents.
     weights : dict of str to float, default=None
         The label-free fallback only: each block's weight (None: 1 for the first block,
         0.2 for the others, ``make_hybrid``'s).
@@ -240,21 +243,29 @@ class StackingVectorizer(TransformerMixin, BaseEstimator):
         from .elmo.labels import Targets
         from .mixes.crossfit import cross_fitting_folds
 
-        if isinstance(self.cv, Integral):
-            counts = np.unique(y, return_counts=True)
-            if counts[1].min() < self.cv:
-                rare = counts[0][np.argmin(counts[1])].item()
-                raise ValueError(
-                    f"class {rare!r} has {counts[1].min()} documents, fewer than cv={self.cv}: "
-                    "the cross-fitted scores need every class in every fold's training part; "
-                    "lower cv or label more documents")
-        folds = cross_fitting_folds(self.cv, Targets(y, np.arange(len(y)), True), seed)
+        binary = len(np.unique(y)) == 2
+        counts = np.unique(y, return_counts=True)
+        if isinstance(self.cv, Integral) and counts[1].min() < self.cv:
+            rare = counts[0][np.argmin(counts[1])].item()
+            problem = (f"class {rare!r} has {counts[1].min()} documents, fewer than "
+                       f"cv={self.cv}")
+            if binary:
+                raise ValueError(f"{problem}: with two classes, the cross-fitted scores need "
+                                 "both in every fold's training part; lower cv or label more "
+                                 "documents")
+            warnings.warn(f"{problem}: the folds that train without it give it the lowest "
+                          "score of their model", UserWarning, stacklevel=4)
+        with warnings.catch_warnings():
+            # said above, in this estimator's words
+            warnings.filterwarnings("ignore", "The least populated class", UserWarning)
+            folds = cross_fitting_folds(self.cv, Targets(y, np.arange(len(y)), True), seed)
         for train, _ in folds:
-            missing = np.setdiff1d(np.unique(y), y[train])
-            if len(missing):
+            seen = np.unique(y[train])
+            if len(seen) < len(counts[0]) and (binary or len(seen) < 2):
                 raise ValueError(f"a fold of cv={self.cv!r} trains without class "
-                                 f"{missing[0].item()!r}: every class must be in every fold's "
-                                 "training part")
+                                 f"{np.setdiff1d(counts[0], seen)[0].item()!r}: "
+                                 + ("with two classes both must be in every fold's training "
+                                    "part" if binary else "a fold must train on two classes"))
         return folds
 
     # -- fitting -------------------------------------------------------------------
@@ -383,28 +394,34 @@ class StackingVectorizer(TransformerMixin, BaseEstimator):
         heads = Parallel(n_jobs=self.n_jobs)(
             delayed(fitted_head)(features, y, train, self.C_[name], seed) for train, _ in folds)
         out = np.empty((len(y), self._width()))
-        for (_, test), (coef, intercept) in zip(folds, heads):
-            out[test] = linear_scores(features[test], coef, intercept)
+        for (_, test), (coef, intercept, seen) in zip(folds, heads):
+            out[test] = every_class(linear_scores(features[test], coef, intercept), seen,
+                                    self.classes_)
         return out
 
     def _cross_fitted_classifier(self, estimator, documents, y, folds) -> np.ndarray:
         out = np.empty((len(y), self._width()))
         for train, test in folds:
             model = clone(estimator).fit([documents[i] for i in train], y[train])
-            out[test] = self._classifier_scores(model, [documents[i] for i in test])
+            seen = np.unique(y[train])
+            out[test] = every_class(self._classifier_scores(model, [documents[i] for i in test],
+                                                            len(seen)), seen, self.classes_)
         return out
 
     def _width(self) -> int:
         """Columns per block: one score for two classes, one per class otherwise."""
         return 1 if len(self.classes_) == 2 else len(self.classes_)
 
-    def _classifier_scores(self, model, documents) -> np.ndarray:
+    def _classifier_scores(self, model, documents, n_classes=None) -> np.ndarray:
+        """A classifier's scores of ``documents``: one column for two classes (``n_classes``,
+        those it was fitted on; None: all), one per class otherwise."""
+        n_classes = len(self.classes_) if n_classes is None else n_classes
         if hasattr(model, "decision_function"):
             scores = np.asarray(model.decision_function(documents), dtype=np.float64)
         else:
             scores = np.asarray(model.predict_proba(documents), dtype=np.float64)
-            scores = scores[:, 1] if len(self.classes_) == 2 else scores
-        return scores.reshape(len(documents), self._width())
+            scores = scores[:, 1] if n_classes == 2 else scores
+        return scores.reshape(len(documents), 1 if n_classes == 2 else n_classes)
 
     # -- transforming --------------------------------------------------------------
     def transform(self, X):

@@ -186,10 +186,10 @@ def test_bad_settings_and_labels_are_named(corpus):
         stack.fit(X, np.zeros(len(X)))
     with pytest.raises(ValueError, match="one class label per document"):
         stack.fit(X, y[:-1])
-    rare = y.copy()
-    rare[0] = 9  # one document of class 9: not in every fold's training part
-    with pytest.raises(ValueError, match="class 9 has 1 documents, fewer than cv=5"):
-        stack.fit_transform(X, rare)
+    binary = np.where(y < 2, 0, 1)
+    binary[:118] = 0  # two documents of class 1: not in every fold's training part
+    with pytest.raises(ValueError, match="class 1 has 2 documents, fewer than cv=5: with two"):
+        stack.fit_transform(X, binary)
     with pytest.raises(ValueError, match="Unknown label type"):
         stack.fit(X, np.linspace(0, 1, len(X)))
 
@@ -251,6 +251,30 @@ def test_pickles_made_before_combine_keep_their_features(corpus, bilm):
     np.testing.assert_array_equal(loaded.transform(X[:5]), old.transform(X[:5]))
     np.testing.assert_array_equal(pickle.loads(pickle.dumps(loaded)).transform(X[:5]),
                                   old.transform(X[:5]))
+
+
+def test_a_class_rarer_than_the_folds_gets_the_lowest_score_where_it_was_not_seen(corpus):
+    """More than two classes: a class with fewer documents than folds (a quick slice of
+    R8 has one) is missing from some folds' training part; those folds' models give it
+    the lowest score they give any class, and the features stay finite."""
+    X, y = corpus
+    rare = y.copy()
+    rare[0] = 9  # one document of class 9
+    folds = list(StratifiedKFold(3, shuffle=True, random_state=0).split(X, y))
+    stack = StackingVectorizer([("words", TfidfVectorizer())], C=1.0, cv=folds, combine="scores")
+    out = stack.fit_transform(X, rare)
+    assert out.shape == (len(X), 5) and np.isfinite(out).all()
+    test = next(t for _, t in folds if 0 in t)
+    train = np.setdiff1d(np.arange(len(X)), test)
+    words = TfidfVectorizer().fit(X)
+    head = LogisticRegression(C=1.0, max_iter=3000).fit(words.transform([X[i] for i in train]),
+                                                        rare[train])
+    seen = head.decision_function(words.transform([X[i] for i in test]))
+    np.testing.assert_allclose(out[test][:, :4], seen, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(out[test][:, 4], seen.min())
+    with pytest.warns(UserWarning, match="class 9 has 1 documents, fewer than cv=5"):
+        blended = StackingVectorizer([("words", TfidfVectorizer())]).fit_transform(X, rare)
+    assert blended.shape == (len(X), 5) and np.isfinite(blended).all()
 
 
 def test_same_seed_same_features_and_batch_invariance(corpus, bilm):
