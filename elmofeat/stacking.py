@@ -86,7 +86,9 @@ class StackingVectorizer(TransformerMixin, BaseEstimator):
         ``StratifiedKFold`` folds seeded by ``random_state``. With two classes, both must
         be in every fold's training part. With more, a class with fewer documents than
         folds is missing from some (a ``UserWarning`` says so): the models of those folds
-        give it the lowest score they give any class of their held-out documents.
+        give it the lowest score they give any class of their held-out documents; where
+        every class has fewer documents than ``cv``, as many folds as the largest class
+        has documents.
     weights : dict of str to float, default=None
         The label-free fallback only: each block's weight (None: 1 for the first block,
         0.2 for the others, ``make_hybrid``'s).
@@ -245,10 +247,19 @@ class StackingVectorizer(TransformerMixin, BaseEstimator):
 
         binary = len(np.unique(y)) == 2
         counts = np.unique(y, return_counts=True)
-        if isinstance(self.cv, Integral) and counts[1].min() < self.cv:
+        cv = self.cv
+        if isinstance(cv, Integral) and not binary and counts[1].max() < cv:
+            # stratified folds cannot outnumber the largest class's documents
+            if counts[1].max() < 2:
+                raise ValueError(f"every class has 1 document: cv={cv} cross-fitting needs a "
+                                 "class with 2 or more")
+            warnings.warn(f"every class has fewer than cv={cv} documents: "
+                          f"{counts[1].max()} folds instead", UserWarning, stacklevel=4)
+            cv = int(counts[1].max())
+        if isinstance(self.cv, Integral) and counts[1].min() < cv:
             rare = counts[0][np.argmin(counts[1])].item()
             problem = (f"class {rare!r} has {counts[1].min()} documents, fewer than "
-                       f"cv={self.cv}")
+                       f"cv={cv}")
             if binary:
                 raise ValueError(f"{problem}: with two classes, the cross-fitted scores need "
                                  "both in every fold's training part; lower cv or label more "
@@ -258,7 +269,7 @@ class StackingVectorizer(TransformerMixin, BaseEstimator):
         with warnings.catch_warnings():
             # said above, in this estimator's words
             warnings.filterwarnings("ignore", "The least populated class", UserWarning)
-            folds = cross_fitting_folds(self.cv, Targets(y, np.arange(len(y)), True), seed)
+            folds = cross_fitting_folds(cv, Targets(y, np.arange(len(y)), True), seed)
         for train, _ in folds:
             seen = np.unique(y[train])
             if len(seen) < len(counts[0]) and (binary or len(seen) < 2):

@@ -275,6 +275,11 @@ def test_a_class_rarer_than_the_folds_gets_the_lowest_score_where_it_was_not_see
     with pytest.warns(UserWarning, match="class 9 has 1 documents, fewer than cv=5"):
         blended = StackingVectorizer([("words", TfidfVectorizer())]).fit_transform(X, rare)
     assert blended.shape == (len(X), 5) and np.isfinite(blended).all()
+    # every class rarer than the folds (20 Newsgroups' quick slice: 60 posts, 20 groups)
+    few = make_topic_corpus(24, n_topics=8)
+    with pytest.warns(UserWarning, match="every class has fewer than cv=5 documents: 3 folds"):
+        out = StackingVectorizer([("words", TfidfVectorizer())]).fit_transform(*few)
+    assert out.shape == (24, 8) and np.isfinite(out).all()
 
 
 def test_same_seed_same_features_and_batch_invariance(corpus, bilm):
