@@ -38,8 +38,8 @@ for module in pkgutil.walk_packages(elmofeat.__path__, "elmofeat."):  # every im
     if module.name not in ("elmofeat.__main__",):
         importlib.import_module(module.name)
 
-sys.path.insert(0, {tests!r})
-from estimator_checks import make_topic_corpus
+sys.path.insert(0, os.path.dirname({tests!r}))
+from tests.estimator_checks import make_topic_corpus
 
 docs, y = make_topic_corpus(60)
 bilm = BiLM(embedding_dim=8, hidden_dim=16, max_epochs=1, random_state=0)  # projected LSTMs

@@ -37,6 +37,10 @@ def _cell_labels(ax, shares) -> None:
                     color="white" if shares[i, j] > 0.6 else "black")
 
 
+#: The largest side of a confusion grid, in inches (under 2,000 pixels at the figures' dpi).
+_MAX_INCHES = 1990 / 110
+
+
 def _confusion(dataset, summary, methods, path):
     import textwrap
 
@@ -49,6 +53,8 @@ def _confusion(dataset, summary, methods, path):
     # a panel's side grows with the classes up to a cap, so that a 20-class grid stays a
     # readable page rather than thousands of pixels a side
     size = min(1.4 + 0.5 * len(names), 5.5)
+    # and the whole grid within _MAX_INCHES a side, however many rows the run has
+    size = min(size, _MAX_INCHES / columns, (_MAX_INCHES - 0.8) / rows - 0.5)
     figure, axes = plt.subplots(rows, columns, figsize=(size * columns, (size + 0.5) * rows + 0.8),
                                 squeeze=False)
     for ax in axes.flat[len(methods):]:
@@ -73,7 +79,8 @@ def _confusion(dataset, summary, methods, path):
     figure.suptitle(f"{dataset['title']}: confusion matrices (row shares"
                     + (", in percent, shown from 5" if many else "") + "; summed over splits)",
                     fontsize=9)
-    figure.tight_layout()
+    # room above the panels for the title (tight_layout leaves none for a suptitle)
+    figure.tight_layout(rect=(0, 0, 1, 1 - 0.5 / figure.get_figheight()))
     _save(figure, path)
 
 
